@@ -1,0 +1,126 @@
+/** @module Configuration: the environment, parsed and validated once by a schema, with a clear message per problem. */
+
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
+import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const EnvSchema = Type.Object({
+  TOOLGATE_DATABASE_URL: Type.Optional(Type.String({ pattern: '^(sqlite:.+|postgres(ql)?://.+)$' })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
+  TOOLGATE_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  TOOLGATE_KEY_PREFIX: Type.Optional(Type.String({ pattern: KEY_PREFIX_PATTERN.source })),
+  TOOLGATE_KEY_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
+  NODE_ENV: Type.Optional(Type.String()),
+});
+type Env = Static<typeof EnvSchema>;
+
+const HINTS: Record<keyof Env, string> = {
+  TOOLGATE_DATABASE_URL:
+    'must be sqlite:<path> (for example sqlite:./data/toolgate.db) or postgres://user@host:port/db',
+  HOST: 'must be a host name or address to listen on, for example 127.0.0.1 or 0.0.0.0',
+  PORT: 'must be a port number from 0 to 65535',
+  TOOLGATE_ADMIN_TOKEN: 'must be at least 16 characters (unset it to turn the admin API off)',
+  TOOLGATE_KEY_PREFIX: 'must be 1-16 lower-case letters or digits, starting with a letter (no underscore)',
+  TOOLGATE_KEY_SECRET: 'must be at least 32 characters (for example: openssl rand -hex 32)',
+  TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
+  LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
+  NODE_ENV: 'must be a string',
+};
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export interface Config {
+  database: DatabaseConfig;
+  host: string;
+  port: number;
+  /** null: the admin API is off. */
+  adminToken: string | null;
+  keyPrefix: string;
+  /** null: not given; for SQLite one is generated into the data directory (see resolveKeySecret). */
+  keySecret: string | null;
+  rateLimit: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+  production: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Only our variables, and an empty value counts as unset.
+  const picked: Record<string, string> = {};
+  for (const name of Object.keys(HINTS)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') picked[name] = v;
+  }
+  const problems = new Map<string, string>();
+  for (const e of Value.Errors(EnvSchema, picked)) {
+    const name = e.instancePath.replace(/^\//, '') as keyof Env;
+    if (name in HINTS) problems.set(name, `${name} ${HINTS[name]} (got "${redact(name, picked[name])}")`);
+  }
+  const port = Number(picked.PORT ?? '8080');
+  if (!problems.has('PORT') && port > 65535)
+    problems.set('PORT', `PORT ${HINTS.PORT} (got "${picked.PORT}")`);
+  if (problems.size > 0)
+    throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
+  const e = picked as Env;
+  return {
+    database: parseDatabaseUrl(e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db'),
+    host: e.HOST ?? '127.0.0.1',
+    port,
+    adminToken: e.TOOLGATE_ADMIN_TOKEN ?? null,
+    keyPrefix: e.TOOLGATE_KEY_PREFIX ?? 'tg',
+    keySecret: e.TOOLGATE_KEY_SECRET ?? null,
+    rateLimit: Number(e.TOOLGATE_RATE_LIMIT ?? '100'),
+    logLevel: e.LOG_LEVEL ?? 'info',
+    production: e.NODE_ENV === 'production',
+  };
+}
+
+function redact(name: string, value: string | undefined): string {
+  if (value === undefined) return '';
+  return name === 'TOOLGATE_ADMIN_TOKEN' || name === 'TOOLGATE_KEY_SECRET'
+    ? `<${value.length} characters>`
+    : value;
+}
+
+export function parseDatabaseUrl(url: string): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };
+  }
+  return { kind: 'postgres', url };
+}
+
+/**
+ * The HMAC secret for key digests. From TOOLGATE_KEY_SECRET when set; for SQLite, otherwise,
+ * generated once into `key-secret` beside the database file (mode 0600) and read from there after.
+ */
+export function resolveKeySecret(config: Config): string {
+  if (config.keySecret) return config.keySecret;
+  if (config.database.kind !== 'sqlite' || config.database.path === ':memory:') {
+    throw new ConfigError(
+      'TOOLGATE_KEY_SECRET must be set when the database is not a SQLite file: every server must share it (for example: openssl rand -hex 32).',
+    );
+  }
+  const file = join(dirname(config.database.path), 'key-secret');
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim();
+    if (secret.length < 32)
+      throw new ConfigError(`${file} holds no usable key secret (under 32 characters).`);
+    return secret;
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return readFileSync(file, 'utf8').trim();
+}

@@ -1,0 +1,54 @@
+/**
+ * @module API keys: `<prefix>_` + 11 base62 characters from a CSPRNG. Only an HMAC-SHA256 digest
+ * and a display hint are ever stored; the key itself is shown once, at creation.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { EpochSeconds } from './clock.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const KEY_BODY_LENGTH = 11;
+
+/** A prefix is short lower-case alphanumerics: it must not contain the underscore that ends it. */
+export const KEY_PREFIX_PATTERN = /^[a-z][a-z0-9]{0,15}$/;
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string | null;
+  hint: string;
+  createdAt: EpochSeconds;
+  revokedAt: EpochSeconds | null;
+  lastUsedAt: EpochSeconds | null;
+}
+
+/** 11 uniform base62 characters: bytes >= 248 are rejected so that `% 62` has no bias. */
+export function generateKey(prefix: string): string {
+  let body = '';
+  while (body.length < KEY_BODY_LENGTH) {
+    for (const b of randomBytes(16)) {
+      if (b < 248 && body.length < KEY_BODY_LENGTH) body += BASE62[b % 62];
+    }
+  }
+  return `${prefix}_${body}`;
+}
+
+/** Whether `key` has the shape of a key of this deployment (cheap check before any digest or lookup). */
+export function isWellFormedKey(key: string, prefix: string): boolean {
+  if (key.length !== prefix.length + 1 + KEY_BODY_LENGTH || !key.startsWith(`${prefix}_`)) return false;
+  for (let i = prefix.length + 1; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (!alnum) return false;
+  }
+  return true;
+}
+
+export function digestKey(secret: string, key: string): string {
+  return createHmac('sha256', secret).update(key).digest('hex');
+}
+
+/** What a person sees of a stored key: `tg_…abcd`. */
+export function keyHint(key: string): string {
+  const prefix = key.slice(0, key.indexOf('_') + 1);
+  return `${prefix}…${key.slice(-4)}`;
+}

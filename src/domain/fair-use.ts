@@ -1,0 +1,219 @@
+/**
+ * @module Fair-use windows. A window starts at the first consumption made while it is not running
+ * and ends a fixed length later; its end never moves. This module is the reference semantics: the
+ * stores implement `consume` as conditional statements and are tested against it.
+ */
+import { type EpochSeconds, isoSeconds } from './clock.js';
+import { fail, ok, type Result } from './errors.js';
+import {
+  CATEGORIES,
+  type Category,
+  limitOf,
+  type PlanLimits,
+  UNIT_WINDOWS,
+  UNITS,
+  type Unit,
+  WINDOW_SECONDS,
+  type WindowKey,
+} from './plans.js';
+
+export interface WindowSlot {
+  category: Category;
+  unit: Unit;
+  window: WindowKey;
+}
+
+/** A window as stored: it exists once something was consumed in it, and may have ended since. */
+export interface WindowState extends WindowSlot {
+  startedAt: EpochSeconds;
+  endsAt: EpochSeconds;
+  used: number;
+}
+
+export interface WindowView {
+  limit: number;
+  used: number;
+  remaining: number;
+  resets_at: string | null;
+}
+
+export type FairUseView = Record<
+  Category,
+  { records: { '5h': WindowView; '1w': WindowView }; requests: { '5h': WindowView } }
+>;
+
+export interface FairUseMetadata {
+  records_remaining_5h: number;
+  records_reset_5h: string;
+  records_remaining_1w: number;
+  records_reset_1w: string;
+}
+
+/** One window a consumption touches, with the amount to add and the limit it must stay within. */
+export interface Increment extends WindowSlot {
+  amount: number;
+  limit: number;
+  lengthSeconds: number;
+}
+
+export interface Amounts {
+  records: number;
+  requests: number;
+}
+
+/** The most one consumption may carry in a unit: far above any plan, far below float trouble. */
+export const MAX_AMOUNT = 1_000_000_000;
+
+export function isRunning(state: WindowState | undefined, now: EpochSeconds): state is WindowState {
+  return state !== undefined && now < state.endsAt;
+}
+
+export function sameSlot(a: WindowSlot, b: WindowSlot): boolean {
+  return a.category === b.category && a.unit === b.unit && a.window === b.window;
+}
+
+export function viewWindow(limit: number, state: WindowState | undefined, now: EpochSeconds): WindowView {
+  const used = isRunning(state, now) ? state.used : 0;
+  return {
+    limit,
+    used,
+    remaining: Math.max(0, limit - used),
+    resets_at: isRunning(state, now) ? isoSeconds(state.endsAt) : null,
+  };
+}
+
+export function fairUseView(
+  limits: PlanLimits,
+  states: readonly WindowState[],
+  now: EpochSeconds,
+): FairUseView {
+  const view = (category: Category, unit: Unit, window: WindowKey) =>
+    viewWindow(
+      limitOf(limits, category, unit, window),
+      states.find((s) => sameSlot(s, { category, unit, window })),
+      now,
+    );
+  const byCategory = (category: Category) => ({
+    records: { '5h': view(category, 'records', '5h'), '1w': view(category, 'records', '1w') },
+    requests: { '5h': view(category, 'requests', '5h') },
+  });
+  return { enrich: byCategory('enrich'), search: byCategory('search') };
+}
+
+/** `metadata.fair_use`: a category's records windows; a window not running resets a full length from now. */
+export function fairUseMetadata(
+  limits: PlanLimits,
+  states: readonly WindowState[],
+  category: Category,
+  now: EpochSeconds,
+): FairUseMetadata {
+  const part = (window: WindowKey) => {
+    const state = states.find((s) => sameSlot(s, { category, unit: 'records', window }));
+    const limit = limitOf(limits, category, 'records', window);
+    return isRunning(state, now)
+      ? { remaining: Math.max(0, limit - state.used), reset: isoSeconds(state.endsAt) }
+      : { remaining: limit, reset: isoSeconds(now + WINDOW_SECONDS[window]) };
+  };
+  const h5 = part('5h');
+  const w1 = part('1w');
+  return {
+    records_remaining_5h: h5.remaining,
+    records_reset_5h: h5.reset,
+    records_remaining_1w: w1.remaining,
+    records_reset_1w: w1.reset,
+  };
+}
+
+export function validateAmounts(category: string, records: unknown, requests: unknown): Result<Amounts> {
+  if (!(CATEGORIES as readonly string[]).includes(category)) {
+    return fail('invalid_arguments', `category must be one of ${CATEGORIES.join(', ')}.`);
+  }
+  for (const [name, value] of [
+    ['records', records],
+    ['requests', requests],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_AMOUNT) {
+      return fail('invalid_arguments', `${name} must be a whole number from 0 to ${MAX_AMOUNT}.`);
+    }
+  }
+  if (records === 0 && requests === 0)
+    return fail('invalid_arguments', 'Nothing to record: records and requests are both 0.');
+  return ok({ records: records as number, requests: requests as number });
+}
+
+/** The windows a consumption touches: every window of each unit it uses. */
+export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
+  return UNITS.filter((unit) => amounts[unit] > 0).flatMap((unit) =>
+    UNIT_WINDOWS[unit].map((window) => ({
+      category,
+      unit,
+      window,
+      amount: amounts[unit],
+      limit: limitOf(limits, category, unit, window),
+      lengthSeconds: WINDOW_SECONDS[window],
+    })),
+  );
+}
+
+export interface Exceeded {
+  slot: WindowSlot;
+  limit: number;
+  used: number;
+  /** The end of the window that refused, or null when it is not running (the amount alone is over the limit). */
+  resetsAt: EpochSeconds | null;
+}
+
+/** The failure a refused consumption answers with: the window and its reset time. */
+export function exceededFailure(e: Exceeded) {
+  const name = `${e.slot.category}.${e.slot.unit}.${e.slot.window}`;
+  const resetsAt = e.resetsAt === null ? null : isoSeconds(e.resetsAt);
+  const when = resetsAt ? `; it resets at ${resetsAt}` : '';
+  return fail('fair_use_exceeded', `Fair-use quota ${name} (limit ${e.limit}) would be exceeded${when}.`, {
+    window: name,
+    limit: e.limit,
+    used: e.used,
+    resets_at: resetsAt,
+  });
+}
+
+/**
+ * Reference semantics of one consumption, all-or-nothing: either every window takes its amount
+ * (starting the windows that are not running) or none does and the first window that would pass
+ * its limit is named.
+ */
+export function applyConsumption(
+  states: readonly WindowState[],
+  increments: readonly Increment[],
+  now: EpochSeconds,
+): { ok: true; states: WindowState[] } | { ok: false; exceeded: Exceeded } {
+  const next = states.map((s) => ({ ...s }));
+  for (const inc of increments) {
+    const current = next.find((s) => sameSlot(s, inc));
+    const running = isRunning(current, now);
+    const base = running ? current.used : 0;
+    if (base + inc.amount > inc.limit) {
+      return {
+        ok: false,
+        exceeded: {
+          slot: { category: inc.category, unit: inc.unit, window: inc.window },
+          limit: inc.limit,
+          used: base,
+          resetsAt: running ? current.endsAt : null,
+        },
+      };
+    }
+    const updated: WindowState = running
+      ? { ...current, used: current.used + inc.amount }
+      : {
+          category: inc.category,
+          unit: inc.unit,
+          window: inc.window,
+          startedAt: now,
+          endsAt: now + inc.lengthSeconds,
+          used: inc.amount,
+        };
+    if (current) Object.assign(current, updated);
+    else next.push(updated);
+  }
+  return { ok: true, states: next };
+}

@@ -1,0 +1,28 @@
+/** @module Users of an account: an email and a role. */
+import type { EpochSeconds } from './clock.js';
+import { fail, ok, type Result } from './errors.js';
+
+export const USER_ROLES = ['owner', 'member'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export interface User {
+  id: string;
+  accountId: string;
+  email: string;
+  role: UserRole;
+  createdAt: EpochSeconds;
+}
+
+// Deliberately loose: one @, something on each side, a dot in the domain, no spaces.
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+
+export function validateUser(email: unknown, role: unknown): Result<{ email: string; role: UserRole }> {
+  if (typeof email !== 'string' || email.length > 254 || !EMAIL.test(email.trim())) {
+    return fail('invalid_arguments', 'email must be an email address.');
+  }
+  const r = role ?? 'member';
+  if (typeof r !== 'string' || !(USER_ROLES as readonly string[]).includes(r)) {
+    return fail('invalid_arguments', `role must be one of ${USER_ROLES.join(', ')}.`);
+  }
+  return ok({ email: email.trim().toLowerCase(), role: r as UserRole });
+}

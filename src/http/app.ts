@@ -1,0 +1,90 @@
+/**
+ * @module buildApp(deps): the HTTP application, with no listening socket. The composition root
+ * (main.ts) and the tests build it the same way.
+ */
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { newId } from '../domain/ids.js';
+import type { Services } from '../service/index.js';
+import { installErrorHandling } from './errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { metaRoutes } from './routes/meta.js';
+import { toolRoutes } from './routes/tools.js';
+import { ErrorBodySchema } from './schemas.js';
+import { TOOLS } from './tools/index.js';
+import type { Tool } from './tools/tool.js';
+
+export interface AppDeps {
+  services: Services;
+  /** null: the admin API is off. */
+  adminToken: string | null;
+  /** A pino logger; none for silence. */
+  logger?: FastifyBaseLogger;
+  /** The tools to serve; the registered list by default (tests add their own). */
+  tools?: readonly Tool[];
+  /** Largest request body accepted, in bytes. */
+  bodyLimit?: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    bodyLimit: deps.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // JSON bodies: `application/json` with any charset parameter; an empty body is taken as {}.
+  // Every other media type (text/plain included, which Fastify parses by default) answers 415.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, {});
+    parseJson(request, body as string, done);
+  });
+
+  installErrorHandling(app);
+  app.addSchema(ErrorBodySchema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'toolgate',
+        version: '1',
+        description:
+          'Tools API: POST /api/v1/tools/<tool> with a bearer API key. Errors share one JSON shape.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key: <prefix>_<11 base62 characters>',
+          },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'TOOLGATE_ADMIN_TOKEN' },
+        },
+      },
+    },
+  });
+
+  await app.register(toolRoutes, { services: deps.services, tools: deps.tools ?? TOOLS });
+  if (deps.adminToken) {
+    await app.register(adminRoutes, {
+      prefix: '/admin/v1',
+      services: deps.services,
+      adminToken: deps.adminToken,
+    });
+  }
+  await app.register(metaRoutes, { store: deps.services.deps.store });
+  return app;
+}

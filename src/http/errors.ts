@@ -1,0 +1,121 @@
+/**
+ * @module The one error handler: every failure becomes `{status:"error", error, code, message,
+ * request_id}` with the status its code maps to. Nothing internal reaches the body.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  DEFAULT_MESSAGES,
+  ERROR_STATUS,
+  type ErrorCode,
+  type Failure,
+  StoreUnavailableError,
+} from '../domain/errors.js';
+
+/** A failure on its way out of a route; thrown so Fastify's lifecycle stops where it is. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ) {
+    super(message ?? DEFAULT_MESSAGES[code]);
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+  static from(f: Failure): ApiError {
+    return new ApiError(f.code, f.message, f.details);
+  }
+}
+
+export interface ErrorBody {
+  status: 'error';
+  error: string;
+  code: ErrorCode;
+  message: string;
+  request_id: string;
+  [extra: string]: unknown;
+}
+
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+): ErrorBody {
+  const status = ERROR_STATUS[code];
+  return {
+    status: 'error',
+    error: STATUS_CODES[status] ?? 'Error',
+    code,
+    message,
+    request_id: requestId,
+    ...details,
+  };
+}
+
+export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
+  if (e.headers) reply.headers(e.headers);
+  return reply
+    .code(ERROR_STATUS[e.code])
+    .type('application/json; charset=utf-8')
+    .send(errorBody(e.code, e.message, reply.request.id, e.details));
+}
+
+/** Fastify's own errors, by code, in our vocabulary. */
+function fromFastify(err: FastifyError): ApiError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_arguments', 'The Content-Length header does not match the body.');
+  }
+  if (err.validation) {
+    const first = err.validation[0];
+    const where = first?.instancePath ? `${first.instancePath.slice(1).replaceAll('/', '.')} ` : '';
+    const extra = (first?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+    const message = extra
+      ? `Unknown argument "${extra}".`
+      : `Invalid arguments: ${where}${first?.message ?? 'do not match the schema'}.`;
+    return new ApiError('invalid_arguments', message);
+  }
+  // JSON.parse failures and prototype-poisoning refusals from the body parser.
+  if (err instanceof SyntaxError || /prototype property/.test(err.message))
+    return new ApiError('invalid_json');
+  const status = err.statusCode ?? 500;
+  if (status === 413) return new ApiError('payload_too_large');
+  if (status === 415) return new ApiError('unsupported_media_type');
+  if (status === 404) return new ApiError('not_found');
+  if (status >= 400 && status < 500) return new ApiError('invalid_arguments', 'The request is malformed.');
+  return undefined;
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof ApiError) return sendError(reply, err);
+    if (err instanceof StoreUnavailableError) {
+      request.log.warn({ err: { message: err.message } }, 'store unavailable');
+      return sendError(reply, new ApiError('unavailable', undefined, undefined, { 'retry-after': '1' }));
+    }
+    const mapped = fromFastify(err);
+    if (mapped) return sendError(reply, mapped);
+    request.log.error({ err }, 'unhandled error');
+    return sendError(reply, new ApiError('internal_error'));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return sendError(
+      reply,
+      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+    );
+  });
+}

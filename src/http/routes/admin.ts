@@ -1,0 +1,229 @@
+/**
+ * @module The admin API under /admin/v1, behind the bearer TOOLGATE_ADMIN_TOKEN (compared in
+ * constant time). It is not registered at all when no token is configured; API keys never open it.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import Type from 'typebox';
+import type { Services } from '../../service/index.js';
+import { bearer, sameSecret, unwrap } from '../auth.js';
+import { ApiError } from '../errors.js';
+import { ErrorBodySchema } from '../schemas.js';
+
+const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
+const UserIdParam = Type.Object({ user_id: Type.String({ maxLength: 100 }) });
+const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+    after: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+const strict = { additionalProperties: false } as const;
+
+const doc = (summary: string, extra: Record<string, unknown> = {}) => ({
+  tags: ['admin'],
+  summary,
+  security: [{ adminToken: [] }],
+  response: { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
+  ...extra,
+});
+
+const pageOf = (q: { limit?: string; after?: string }) =>
+  [q.limit === undefined ? undefined : Number(q.limit), q.after] as const;
+
+function created(reply: FastifyReply, body: unknown) {
+  return reply.code(201).send(body);
+}
+
+export async function adminRoutes(app: FastifyInstance, opts: { services: Services; adminToken: string }) {
+  const { services: s, adminToken } = opts;
+
+  app.addHook('onRequest', async (request) => {
+    const presented = bearer(request.headers.authorization);
+    if (!presented || !sameSecret(presented, adminToken)) throw new ApiError('invalid_admin_token');
+  });
+
+  app.post(
+    '/accounts',
+    {
+      schema: doc('Create an account', {
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            plan: Type.Optional(Type.String()),
+            unlimited: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+            tokens: Type.Optional(Type.Integer({ minimum: 0 })),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => created(reply, unwrap(await s.accounts.create(request.body as never))),
+  );
+
+  app.get('/accounts', { schema: doc('List accounts', { querystring: PageQuery }) }, async (request) => {
+    const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
+    return { data: unwrap(await s.accounts.list(limit, after)) };
+  });
+
+  app.get('/accounts/:id', { schema: doc('Show an account', { params: Id }) }, async (request) =>
+    unwrap(await s.accounts.get((request.params as { id: string }).id)),
+  );
+
+  app.patch(
+    '/accounts/:id',
+    {
+      schema: doc('Update an account (closing revokes every key)', {
+        params: Id,
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            plan: Type.Optional(Type.String()),
+            status: Type.Optional(
+              Type.Union([Type.Literal('active'), Type.Literal('suspended'), Type.Literal('closed')]),
+            ),
+            unlimited: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request) =>
+      unwrap(await s.accounts.update((request.params as { id: string }).id, request.body as never)),
+  );
+
+  app.post(
+    '/accounts/:id/keys',
+    {
+      schema: doc('Create an API key (the key is in this answer only)', {
+        params: Id,
+        body: Type.Optional(Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })) }, strict)),
+      }),
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as { name?: string };
+      return created(reply, unwrap(await s.keys.create((request.params as { id: string }).id, body.name)));
+    },
+  );
+
+  app.get(
+    '/accounts/:id/keys',
+    { schema: doc("List an account's keys", { params: Id }) },
+    async (request) => ({
+      data: unwrap(await s.keys.list((request.params as { id: string }).id)),
+    }),
+  );
+
+  app.delete('/keys/:key_id', { schema: doc('Revoke a key', { params: KeyIdParam }) }, async (request) =>
+    unwrap(await s.keys.revoke((request.params as { key_id: string }).key_id)),
+  );
+
+  app.post(
+    '/accounts/:id/users',
+    {
+      schema: doc('Add a user', {
+        params: Id,
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 254 }),
+            role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member')])),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => {
+      const body = request.body as { email: string; role?: string };
+      return created(
+        reply,
+        unwrap(await s.users.add((request.params as { id: string }).id, body.email, body.role)),
+      );
+    },
+  );
+
+  app.get(
+    '/accounts/:id/users',
+    { schema: doc("List an account's users", { params: Id }) },
+    async (request) => ({
+      data: unwrap(await s.users.list((request.params as { id: string }).id)),
+    }),
+  );
+
+  app.delete('/users/:user_id', { schema: doc('Remove a user', { params: UserIdParam }) }, async (request) =>
+    unwrap(await s.users.remove((request.params as { user_id: string }).user_id)),
+  );
+
+  app.post(
+    '/accounts/:id/tokens',
+    {
+      schema: doc('Grant, charge or adjust tokens (idempotent by key)', {
+        params: Id,
+        body: Type.Object(
+          {
+            kind: Type.Union([Type.Literal('grant'), Type.Literal('charge'), Type.Literal('adjust')]),
+            amount: Type.Integer(),
+            reason: Type.Optional(Type.String({ maxLength: 500 })),
+            idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => {
+      const answer = unwrap(
+        await s.tokens.apply((request.params as { id: string }).id, request.body as never),
+      );
+      if (answer.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(answer.replayed || answer.entry === null ? 200 : 201).send(answer);
+    },
+  );
+
+  app.get(
+    '/accounts/:id/tokens',
+    { schema: doc('The token ledger', { params: Id, querystring: PageQuery }) },
+    async (request) => {
+      const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
+      return { data: unwrap(await s.tokens.ledger((request.params as { id: string }).id, limit, after)) };
+    },
+  );
+
+  app.post(
+    '/accounts/:id/usage',
+    {
+      schema: doc('Check and consume fair use atomically (idempotent by key)', {
+        params: Id,
+        body: Type.Object(
+          {
+            category: Type.Union([Type.Literal('enrich'), Type.Literal('search')]),
+            records: Type.Optional(Type.Integer({ minimum: 0 })),
+            requests: Type.Optional(Type.Integer({ minimum: 0 })),
+            idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => {
+      const { answer, replayed } = unwrap(
+        await s.usage.record((request.params as { id: string }).id, request.body as never),
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return answer;
+    },
+  );
+
+  app.get('/plans', { schema: doc('The plan catalogue') }, async () => ({ data: await s.plans.list() }));
+
+  app.put(
+    '/plans/:id',
+    {
+      schema: doc('Create or replace a plan', {
+        params: Id,
+        body: Type.Object({ unlimited: Type.Optional(Type.Boolean()), limits: Type.Object({}) }, strict),
+      }),
+    },
+    async (request) =>
+      unwrap(await s.plans.put((request.params as { id: string }).id, request.body as never)),
+  );
+}

@@ -1,0 +1,22 @@
+/** @module Operational routes: health, and the OpenAPI document generated from the route schemas. */
+import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
+import type { Store } from '../../store/store.js';
+
+export async function metaRoutes(app: FastifyInstance, opts: { store: Store }) {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness and store reachability (503 unavailable when the store is down)',
+        response: { 200: Type.Object({ status: Type.Literal('ok'), store: Type.String() }) },
+      },
+    },
+    async () => {
+      await opts.store.ping();
+      return { status: 'ok' as const, store: opts.store.backend };
+    },
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,73 @@
+/**
+ * @module The tools surface: `POST /api/v1/tools/<tool>`, one route per registered tool behind one
+ * pipeline (authentication on request, then argument validation, then the tool).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../service/index.js';
+import { bearer } from '../auth.js';
+import { ApiError } from '../errors.js';
+import { ErrorBodySchema } from '../schemas.js';
+import type { Tool } from '../tools/tool.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: { keyId: string; accountId: string } | null;
+  }
+}
+
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+export async function toolRoutes(app: FastifyInstance, opts: { services: Services; tools: readonly Tool[] }) {
+  const { services, tools } = opts;
+  app.decorateRequest('auth', null);
+
+  const authenticate = async (request: FastifyRequest) => {
+    const result = await services.keys.authenticate(bearer(request.headers.authorization));
+    if (!result.ok) throw ApiError.from(result.error);
+    request.auth = result.value;
+  };
+
+  for (const tool of tools) {
+    if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
+    app.route({
+      method: 'POST',
+      url: `/api/v1/tools/${tool.name}`,
+      schema: {
+        operationId: tool.name,
+        summary: tool.summary,
+        description: tool.description,
+        tags: ['tools'],
+        security: [{ bearerAuth: [] }],
+        body: tool.args,
+        response: { 200: tool.response, '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
+      },
+      onRequest: authenticate,
+      // An absent body is taken as {}.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+      handler: async (request) => {
+        const auth = request.auth!;
+        return tool.run(
+          { accountId: auth.accountId, keyId: auth.keyId, services, log: request.log },
+          request.body,
+        );
+      },
+    });
+  }
+
+  app.post('/api/v1/tools/:tool', { schema: { hide: true } }, async (request) => {
+    const name = (request.params as { tool: string }).tool;
+    throw new ApiError('unknown_tool', `There is no tool "${name.slice(0, 64)}".`);
+  });
+
+  app.route({
+    method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: '/api/v1/tools/*',
+    exposeHeadRoute: false,
+    schema: { hide: true },
+    handler: async () => {
+      throw new ApiError('method_not_allowed', undefined, undefined, { allow: 'POST' });
+    },
+  });
+}

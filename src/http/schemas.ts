@@ -1,0 +1,62 @@
+/** @module Shared TypeBox schemas: the error body, and the pieces of the get_account answer as the spec defines them. */
+import Type from 'typebox';
+import { ERROR_STATUS } from '../domain/errors.js';
+
+const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 UTC, whole seconds: 2026-04-15T13:55:29Z',
+});
+
+export const ErrorBodySchema = Type.Object(
+  {
+    status: Type.Literal('error'),
+    error: Type.String({ description: 'The HTTP reason phrase' }),
+    code: Type.Union(
+      Object.keys(ERROR_STATUS).map((c) => Type.Literal(c)),
+      { description: 'Stable snake_case code' },
+    ),
+    message: Type.String({ description: 'A sentence for people' }),
+    request_id: Type.String({ description: 'Also in the x-request-id header' }),
+  },
+  { $id: 'ErrorBody', additionalProperties: true },
+);
+
+export const WindowSchema = Type.Object({
+  limit: Type.Integer({ description: 'Quota for the window' }),
+  used: Type.Integer({ description: 'Amount used in the window' }),
+  remaining: Type.Integer({ description: 'Amount remaining in the window' }),
+  resets_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'End of the running window; null when not running',
+  }),
+});
+
+export const CategoryFairUseSchema = Type.Object({
+  records: Type.Object({ '5h': WindowSchema, '1w': WindowSchema }),
+  requests: Type.Object({ '5h': WindowSchema }),
+});
+
+export const FairUseSchema = Type.Object({ enrich: CategoryFairUseSchema, search: CategoryFairUseSchema });
+
+export const FairUseMetadataSchema = Type.Object({
+  records_remaining_5h: Type.Integer({ description: 'Records remaining in the 5-hour window' }),
+  records_reset_5h: Type.String({ format: 'date-time', description: 'Reset time of the 5-hour window' }),
+  records_remaining_1w: Type.Integer({ description: 'Records remaining in the 1-week window' }),
+  records_reset_1w: Type.String({ format: 'date-time', description: 'Reset time of the 1-week window' }),
+});
+
+export const AccountRecordSchema = Type.Object({
+  id: Type.String({ description: 'Unique account identifier' }),
+  name: Type.String({ description: 'Account name' }),
+  status: Type.String({ description: 'active, suspended or closed' }),
+  plan: Type.String({ description: 'Current plan, an identifier string' }),
+  token_balance: Type.Integer({
+    description: 'Remaining balance; -1 when the account has an unlimited quota',
+  }),
+  unlimited: Type.Boolean({ description: 'true when the account has an unlimited quota' }),
+  fair_use: FairUseSchema,
+  api_key_count: Type.Integer({ description: 'Number of active API keys' }),
+  user_count: Type.Integer({ description: 'Number of users in the account' }),
+  created_at: Type.String({ format: 'date-time', description: 'Creation time of the account' }),
+});
+
+export { Timestamp };

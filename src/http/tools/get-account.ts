@@ -1,0 +1,26 @@
+/** @module get_account: the calling account, free of charge; reads only (no balance or window changes). */
+import Type from 'typebox';
+import { ApiError } from '../errors.js';
+import { AccountRecordSchema, FairUseMetadataSchema } from '../schemas.js';
+import type { Tool } from './tool.js';
+
+export const getAccount: Tool = {
+  name: 'get_account',
+  summary: 'Details of the calling account',
+  description:
+    'Returns the account that owns the API key: name, plan, status, token balance (-1 when unlimited), ' +
+    'active API keys, users, fair-use quotas and creation time. Free; consumes no credits. ' +
+    'Answers for suspended accounts too, so a caller can confirm its status.',
+  args: Type.Object({}, { additionalProperties: false, description: 'No arguments: send {}' }),
+  response: Type.Object({
+    results: AccountRecordSchema,
+    status: Type.Literal('ok'),
+    metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
+  }),
+  async run(ctx) {
+    const view = await ctx.services.accountView(ctx.accountId);
+    // The key authenticated a moment ago; an account that is gone since is the same as a bad key.
+    if (!view) throw new ApiError('invalid_api_key');
+    return view;
+  },
+};

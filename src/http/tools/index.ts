@@ -1,0 +1,5 @@
+/** @module The tools this server offers, in one list. A new tool is one file here and one line below. */
+import { getAccount } from './get-account.js';
+import type { Tool } from './tool.js';
+
+export const TOOLS: readonly Tool[] = [getAccount];

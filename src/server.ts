@@ -1,0 +1,71 @@
+/**
+ * @module The composition root of a serving process: configuration -> store -> services -> app,
+ * then listening, with the first-run demo account and a clean shutdown on SIGTERM/SIGINT.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type Config, resolveKeySecret } from './config.js';
+import { systemClock } from './domain/clock.js';
+import { DEFAULT_PLANS } from './domain/plans.js';
+import { buildApp } from './http/app.js';
+import { createLogger } from './logger.js';
+import { createServices, type Services } from './service/index.js';
+import { openStore } from './store/open.js';
+
+export interface Running {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<Running> {
+  const logger = createLogger(config.logLevel);
+  const keySecret = resolveKeySecret(config);
+  const store = await openStore(config.database);
+  const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
+  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  const services = createServices({ store, clock: systemClock, keyPrefix: config.keyPrefix, keySecret });
+  const app = await buildApp({ services, adminToken: config.adminToken, logger });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  if (!config.production) await createDemoAccount(services, url);
+  logger.info(
+    { url, store: store.backend, admin_api: config.adminToken ? 'on' : 'off', rate_limit: config.rateLimit },
+    'toolgate listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app, url, close };
+}
+
+/** On an empty database (not in production): one demo account and key, printed once with a curl line. */
+async function createDemoAccount(services: Services, url: string): Promise<void> {
+  if ((await services.deps.store.countAccounts()) > 0) return;
+  const account = await services.accounts.create({ name: 'Demo account', plan: 'free', tokens: 1000 });
+  if (!account.ok) throw new Error(account.error.message);
+  const key = await services.keys.create(account.value.id, 'demo');
+  if (!key.ok) throw new Error(key.error.message);
+  process.stdout.write(
+    [
+      '',
+      `toolgate: created a demo account (${account.value.id}) with this API key; it is shown only now:`,
+      '',
+      `  ${key.value.key}`,
+      '',
+      'Try it:',
+      '',
+      `  curl -s -X POST ${url}/api/v1/tools/get_account \\`,
+      `    -H 'Authorization: Bearer ${key.value.key}' -H 'Content-Type: application/json' -d '{}'`,
+      '',
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,122 @@
+/** @module Use cases on accounts: create (with an opening grant), read, list, update. */
+import { type Account, validateAccountName, validateStatusChange } from '../domain/accounts.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { fingerprint, MAX_TOKENS } from '../domain/ledger.js';
+import type { AccountPatch } from '../store/store.js';
+import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
+import { type AdminAccountRecord, adminAccountRecord } from './views.js';
+
+export interface CreateAccountInput {
+  name: unknown;
+  plan?: unknown;
+  unlimited?: unknown;
+  tokens?: unknown;
+}
+
+export interface UpdateAccountInput {
+  name?: unknown;
+  plan?: unknown;
+  status?: unknown;
+  unlimited?: unknown;
+}
+
+export const DEFAULT_PLAN = 'free';
+
+export class AccountService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  async create(input: CreateAccountInput): Promise<Result<AdminAccountRecord>> {
+    const name = validateAccountName(input.name);
+    if (!name.ok) return name;
+    const planId = input.plan ?? DEFAULT_PLAN;
+    if (typeof planId !== 'string' || !(await this.deps.store.getPlan(planId))) {
+      return fail('invalid_arguments', `Unknown plan "${String(planId)}".`);
+    }
+    if (input.unlimited !== undefined && input.unlimited !== null && typeof input.unlimited !== 'boolean') {
+      return fail('invalid_arguments', 'unlimited must be true or false.');
+    }
+    const tokens = input.tokens ?? 0;
+    if (typeof tokens !== 'number' || !Number.isSafeInteger(tokens) || tokens < 0 || tokens > MAX_TOKENS) {
+      return fail('invalid_arguments', `tokens must be a whole number from 0 to ${MAX_TOKENS}.`);
+    }
+    const t = now(this.deps);
+    const account: Account = {
+      id: newId('acc', this.deps.clock.now()),
+      name: name.value,
+      planId,
+      status: 'active',
+      unlimitedOverride: (input.unlimited as boolean | undefined) ?? null,
+      tokenBalance: 0,
+      createdAt: t,
+      updatedAt: t,
+    };
+    const grant =
+      tokens > 0
+        ? {
+            id: newId('led', this.deps.clock.now()),
+            accountId: account.id,
+            kind: 'grant' as const,
+            amount: tokens,
+            reason: 'opening balance',
+            idempotencyKey: null,
+            requestHash: fingerprint({ kind: 'grant', amount: tokens }),
+            createdAt: t,
+          }
+        : undefined;
+    await this.deps.store.createAccount(account, grant);
+    return this.get(account.id);
+  }
+
+  async get(id: string): Promise<Result<AdminAccountRecord>> {
+    const snapshot = await this.deps.store.getSnapshot(id);
+    return snapshot
+      ? ok(adminAccountRecord(snapshot, now(this.deps)))
+      : fail('not_found', `No account "${id}".`);
+  }
+
+  async list(limit: number = DEFAULT_PAGE, after?: string): Promise<Result<AdminAccountRecord[]>> {
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      return fail('invalid_arguments', `limit must be from 1 to ${MAX_PAGE}.`);
+    }
+    const accounts = await this.deps.store.listAccounts(after === undefined ? { limit } : { limit, after });
+    const t = now(this.deps);
+    const records: AdminAccountRecord[] = [];
+    for (const a of accounts) {
+      const s = await this.deps.store.getSnapshot(a.id);
+      if (s) records.push(adminAccountRecord(s, t));
+    }
+    return ok(records);
+  }
+
+  async update(id: string, input: UpdateAccountInput): Promise<Result<AdminAccountRecord>> {
+    const current = await this.deps.store.getAccount(id);
+    if (!current) return fail('not_found', `No account "${id}".`);
+    const patch: AccountPatch = {};
+    if (input.name !== undefined) {
+      const name = validateAccountName(input.name);
+      if (!name.ok) return name;
+      patch.name = name.value;
+    }
+    if (input.plan !== undefined) {
+      if (typeof input.plan !== 'string' || !(await this.deps.store.getPlan(input.plan))) {
+        return fail('invalid_arguments', `Unknown plan "${String(input.plan)}".`);
+      }
+      patch.planId = input.plan;
+    }
+    if (input.status !== undefined) {
+      const status = validateStatusChange(current.status, String(input.status));
+      if (!status.ok) return status;
+      patch.status = status.value;
+    }
+    if (input.unlimited !== undefined) {
+      if (input.unlimited !== null && typeof input.unlimited !== 'boolean') {
+        return fail('invalid_arguments', 'unlimited must be true, false or null (follow the plan).');
+      }
+      patch.unlimitedOverride = input.unlimited;
+    }
+    if (Object.keys(patch).length === 0) return fail('invalid_arguments', 'Nothing to update.');
+    await this.deps.store.updateAccount(id, patch, now(this.deps));
+    return this.get(id);
+  }
+}

@@ -1,0 +1,17 @@
+/** @module What every use case is given: the store, the clock, and the key settings. */
+import { type Clock, nowSeconds } from '../domain/clock.js';
+import type { Store } from '../store/store.js';
+
+export interface ServiceDeps {
+  store: Store;
+  clock: Clock;
+  /** `TOOLGATE_KEY_PREFIX`: the part before the underscore of every key. */
+  keyPrefix: string;
+  /** HMAC secret for key digests. */
+  keySecret: string;
+}
+
+export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;

@@ -1,0 +1,56 @@
+/** @module Use cases on API keys: create (the key is returned once), list, revoke, authenticate. */
+import { type ApiKeyRecord, digestKey, generateKey, isWellFormedKey, keyHint } from '../domain/api-keys.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { now, type ServiceDeps } from './context.js';
+import { keyRecord } from './views.js';
+
+export type KeyRecord = ReturnType<typeof keyRecord>;
+
+export class KeyService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  async create(accountId: string, name?: unknown): Promise<Result<KeyRecord & { key: string }>> {
+    if (name != null && (typeof name !== 'string' || name.length > 100)) {
+      return fail('invalid_arguments', 'name must be a string of at most 100 characters.');
+    }
+    const account = await this.deps.store.getAccount(accountId);
+    if (!account) return fail('not_found', `No account "${accountId}".`);
+    if (account.status === 'closed')
+      return fail('conflict', 'The account is closed; it cannot have new keys.');
+    const key = generateKey(this.deps.keyPrefix);
+    const record: ApiKeyRecord = {
+      id: newId('key', this.deps.clock.now()),
+      accountId,
+      name: (name as string | undefined) ?? null,
+      hint: keyHint(key),
+      createdAt: now(this.deps),
+      revokedAt: null,
+      lastUsedAt: null,
+    };
+    await this.deps.store.createApiKey(record, digestKey(this.deps.keySecret, key));
+    return ok({ ...keyRecord(record), key });
+  }
+
+  async list(accountId: string): Promise<Result<KeyRecord[]>> {
+    if (!(await this.deps.store.getAccount(accountId)))
+      return fail('not_found', `No account "${accountId}".`);
+    return ok((await this.deps.store.listApiKeys(accountId)).map(keyRecord));
+  }
+
+  async revoke(keyId: string): Promise<Result<KeyRecord>> {
+    const key = await this.deps.store.revokeApiKey(keyId, now(this.deps));
+    return key ? ok(keyRecord(key)) : fail('not_found', `No key "${keyId}".`);
+  }
+
+  /**
+   * The account a presented key belongs to. Malformed, unknown and revoked keys get the same
+   * answer, so a caller learns nothing about which it was.
+   */
+  async authenticate(presented: string | undefined): Promise<Result<{ keyId: string; accountId: string }>> {
+    if (presented === undefined || presented === '') return fail('missing_api_key');
+    if (!isWellFormedKey(presented, this.deps.keyPrefix)) return fail('invalid_api_key');
+    const found = await this.deps.store.findActiveKey(digestKey(this.deps.keySecret, presented));
+    return found ? ok(found) : fail('invalid_api_key');
+  }
+}

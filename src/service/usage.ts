@@ -1,0 +1,123 @@
+/**
+ * @module Fair-use metering: one call checks and consumes atomically (windows, optionally tokens, and
+ * the idempotency record in one transaction). The admin usage endpoint, the CLI and metered tools
+ * all go through `meter`.
+ */
+import { isUnlimited, statusRefusal } from '../domain/accounts.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import {
+  type Amounts,
+  exceededFailure,
+  type FairUseMetadata,
+  type FairUseView,
+  fairUseMetadata,
+  fairUseView,
+  incrementsFor,
+  validateAmounts,
+  type WindowState,
+} from '../domain/fair-use.js';
+import { newId } from '../domain/ids.js';
+import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
+import type { Category } from '../domain/plans.js';
+import type { AccountSnapshot } from '../store/store.js';
+import { now, type ServiceDeps } from './context.js';
+
+export interface UsageAnswer {
+  account_id: string;
+  category: Category;
+  recorded: Amounts;
+  fair_use: Partial<FairUseView>;
+  metadata: { fair_use: FairUseMetadata };
+}
+
+export interface MeterRequest<T> {
+  snapshot: AccountSnapshot;
+  category: Category;
+  amounts: Amounts;
+  /** Tokens to charge in the same transaction (ignored for unlimited accounts). */
+  tokenCost?: number;
+  reason?: string;
+  idempotency?: { key: string; payload: unknown };
+  /** Builds the answer from the windows after the consumption (stored for idempotent replays). */
+  render: (windows: WindowState[], nowSeconds: number) => T;
+}
+
+export class UsageService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  /** The admin/CLI entry: validate, then meter with the usage answer as the rendered response. */
+  async record(
+    accountId: string,
+    input: { category?: unknown; records?: unknown; requests?: unknown; idempotency_key?: unknown },
+  ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
+    const amounts = validateAmounts(String(input.category), input.records ?? 0, input.requests ?? 1);
+    if (!amounts.ok) return amounts;
+    const idem = validateIdempotencyKey(input.idempotency_key);
+    if (!idem.ok) return idem;
+    const snapshot = await this.deps.store.getSnapshot(accountId);
+    if (!snapshot) return fail('not_found', `No account "${accountId}".`);
+    const category = input.category as Category;
+    const req: MeterRequest<UsageAnswer> = {
+      snapshot,
+      category,
+      amounts: amounts.value,
+      render: (windows, t) => ({
+        account_id: accountId,
+        category,
+        recorded: amounts.value,
+        fair_use: { [category]: fairUseView(snapshot.plan.limits, windows, t)[category] },
+        metadata: { fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, t) },
+      }),
+    };
+    if (idem.value !== null) req.idempotency = { key: idem.value, payload: { category, ...amounts.value } };
+    const metered = await this.meter(req);
+    return metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered;
+  }
+
+  /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */
+  async meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>> {
+    const { account, plan } = req.snapshot;
+    const refused = statusRefusal(account.status);
+    if (refused) return refused;
+    const t = now(this.deps);
+    const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
+    const outcome = await this.deps.store.commitUsage({
+      accountId: account.id,
+      increments: incrementsFor(plan.limits, req.category, req.amounts),
+      now: t,
+      ...(cost > 0
+        ? {
+            charge: {
+              entryId: newId('led', this.deps.clock.now()),
+              amount: cost,
+              reason: req.reason ?? null,
+            },
+          }
+        : {}),
+      ...(req.idempotency
+        ? { idempotency: { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) } }
+        : {}),
+      render: (windows) => req.render(windows, t),
+    });
+    switch (outcome.kind) {
+      case 'committed':
+        return ok({ response: outcome.response as T, replayed: false });
+      case 'replayed':
+        return ok({ response: outcome.response as T, replayed: true });
+      case 'exceeded':
+        return exceededFailure(outcome.exceeded);
+      case 'insufficient':
+        return fail(
+          'insufficient_tokens',
+          `The account has ${outcome.balance} tokens; this call costs ${cost}.`,
+          {
+            token_balance: outcome.balance,
+          },
+        );
+      case 'idempotency_conflict':
+        return fail('idempotency_conflict');
+      case 'not_found':
+        return fail('not_found', `No account "${account.id}".`);
+    }
+  }
+}

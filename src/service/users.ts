@@ -1,0 +1,40 @@
+/** @module Use cases on the users of an account. */
+import { fail, ok, type Result } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { validateUser } from '../domain/users.js';
+import { now, type ServiceDeps } from './context.js';
+import { userRecord } from './views.js';
+
+export type UserRecord = ReturnType<typeof userRecord>;
+
+export class UserService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  async add(accountId: string, email: unknown, role?: unknown): Promise<Result<UserRecord>> {
+    const valid = validateUser(email, role);
+    if (!valid.ok) return valid;
+    if (!(await this.deps.store.getAccount(accountId)))
+      return fail('not_found', `No account "${accountId}".`);
+    const user = {
+      id: newId('usr', this.deps.clock.now()),
+      accountId,
+      ...valid.value,
+      createdAt: now(this.deps),
+    };
+    const outcome = await this.deps.store.addUser(user);
+    if (outcome === 'duplicate')
+      return fail('conflict', `The account already has a user ${valid.value.email}.`);
+    return ok(userRecord(user));
+  }
+
+  async list(accountId: string): Promise<Result<UserRecord[]>> {
+    if (!(await this.deps.store.getAccount(accountId)))
+      return fail('not_found', `No account "${accountId}".`);
+    return ok((await this.deps.store.listUsers(accountId)).map(userRecord));
+  }
+
+  async remove(userId: string): Promise<Result<UserRecord>> {
+    const user = await this.deps.store.removeUser(userId);
+    return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);
+  }
+}

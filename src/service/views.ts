@@ -1,0 +1,105 @@
+/** @module JSON shapes that the admin API and the CLI's --json print: snake_case, ISO times. */
+import { isUnlimited, visibleBalance } from '../domain/accounts.js';
+import type { ApiKeyRecord } from '../domain/api-keys.js';
+import { type EpochSeconds, isoSeconds } from '../domain/clock.js';
+import { type FairUseMetadata, type FairUseView, fairUseMetadata, fairUseView } from '../domain/fair-use.js';
+import type { LedgerEntry } from '../domain/ledger.js';
+import type { Category } from '../domain/plans.js';
+import type { User } from '../domain/users.js';
+import type { AccountSnapshot } from '../store/store.js';
+
+/** The account record exactly as `get_account` returns it in `results`, fields in the spec's order. */
+export interface AccountRecord {
+  id: string;
+  name: string;
+  status: string;
+  plan: string;
+  token_balance: number;
+  unlimited: boolean;
+  fair_use: FairUseView;
+  api_key_count: number;
+  user_count: number;
+  created_at: string;
+}
+
+export function accountRecord(s: AccountSnapshot, now: EpochSeconds): AccountRecord {
+  return {
+    id: s.account.id,
+    name: s.account.name,
+    status: s.account.status,
+    plan: s.account.planId,
+    token_balance: visibleBalance(s.account, s.plan),
+    unlimited: isUnlimited(s.account, s.plan),
+    fair_use: fairUseView(s.plan.limits, s.windows, now),
+    api_key_count: s.apiKeyCount,
+    user_count: s.userCount,
+    created_at: isoSeconds(s.account.createdAt),
+  };
+}
+
+/** What operators see: the caller's record plus the fields only an operator needs. */
+export interface AdminAccountRecord extends AccountRecord {
+  unlimited_override: boolean | null;
+  updated_at: string;
+}
+
+export function adminAccountRecord(s: AccountSnapshot, now: EpochSeconds): AdminAccountRecord {
+  return {
+    ...accountRecord(s, now),
+    unlimited_override: s.account.unlimitedOverride,
+    updated_at: isoSeconds(s.account.updatedAt),
+  };
+}
+
+export interface GetAccountResponse {
+  results: AccountRecord;
+  status: 'ok';
+  metadata: { fair_use: FairUseMetadata };
+}
+
+export function getAccountResponse(s: AccountSnapshot, now: EpochSeconds): GetAccountResponse {
+  return {
+    results: accountRecord(s, now),
+    status: 'ok',
+    metadata: { fair_use: fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, now) },
+  };
+}
+
+const iso = (s: EpochSeconds | null) => (s === null ? null : isoSeconds(s));
+
+export function keyRecord(k: ApiKeyRecord) {
+  return {
+    id: k.id,
+    account_id: k.accountId,
+    name: k.name,
+    hint: k.hint,
+    status: k.revokedAt === null ? ('active' as const) : ('revoked' as const),
+    created_at: isoSeconds(k.createdAt),
+    revoked_at: iso(k.revokedAt),
+    last_used_at: iso(k.lastUsedAt),
+  };
+}
+
+export function userRecord(u: User) {
+  return {
+    id: u.id,
+    account_id: u.accountId,
+    email: u.email,
+    role: u.role,
+    created_at: isoSeconds(u.createdAt),
+  };
+}
+
+export function ledgerRecord(e: LedgerEntry) {
+  return {
+    id: e.id,
+    account_id: e.accountId,
+    kind: e.kind,
+    amount: e.amount,
+    delta: e.delta,
+    balance_after: e.balanceAfter,
+    reason: e.reason,
+    idempotency_key: e.idempotencyKey,
+    created_at: isoSeconds(e.createdAt),
+  };
+}

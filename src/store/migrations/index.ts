@@ -1,0 +1,15 @@
+/** @module The numbered migration history, the same on every backend; applied in order, each once. */
+import { initial } from './001-initial.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sqlite: string;
+  postgres: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [initial];
+
+export function migrationLabel(m: Migration): string {
+  return `${String(m.version).padStart(3, '0')}-${m.name}`;
+}

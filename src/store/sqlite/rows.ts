@@ -1,0 +1,117 @@
+/** @module Row shapes of the SQLite schema and their mapping to domain values. */
+import type { Account, AccountStatus } from '../../domain/accounts.js';
+import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import type { WindowState } from '../../domain/fair-use.js';
+import type { LedgerEntry, LedgerKind } from '../../domain/ledger.js';
+import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../../domain/plans.js';
+import type { User, UserRole } from '../../domain/users.js';
+
+export interface PlanRow {
+  id: string;
+  unlimited: number;
+  limits: string;
+}
+export interface AccountRow {
+  id: string;
+  name: string;
+  plan_id: string;
+  status: string;
+  unlimited_override: number | null;
+  token_balance: number;
+  created_at: number;
+  updated_at: number;
+}
+export interface KeyRow {
+  id: string;
+  account_id: string;
+  name: string | null;
+  hint: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+export interface UserRow {
+  id: string;
+  account_id: string;
+  email: string;
+  role: string;
+  created_at: number;
+}
+export interface LedgerRow {
+  id: string;
+  account_id: string;
+  kind: string;
+  amount: number;
+  delta: number;
+  balance_after: number;
+  reason: string | null;
+  idempotency_key: string | null;
+  request_hash: string;
+  created_at: number;
+}
+export interface WindowRow {
+  category: string;
+  unit: string;
+  win: string;
+  started_at: number;
+  ends_at: number;
+  used: number;
+}
+
+export const toPlan = (r: PlanRow): Plan => ({
+  id: r.id,
+  unlimited: r.unlimited === 1,
+  limits: JSON.parse(r.limits) as PlanLimits,
+});
+
+export const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  name: r.name,
+  planId: r.plan_id,
+  status: r.status as AccountStatus,
+  unlimitedOverride: r.unlimited_override === null ? null : r.unlimited_override === 1,
+  tokenBalance: r.token_balance,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  hint: r.hint,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+});
+
+export const toUser = (r: UserRow): User => ({
+  id: r.id,
+  accountId: r.account_id,
+  email: r.email,
+  role: r.role as UserRole,
+  createdAt: r.created_at,
+});
+
+export const toLedger = (r: LedgerRow): LedgerEntry => ({
+  id: r.id,
+  accountId: r.account_id,
+  kind: r.kind as LedgerKind,
+  amount: r.amount,
+  delta: r.delta,
+  balanceAfter: r.balance_after,
+  reason: r.reason,
+  idempotencyKey: r.idempotency_key,
+  createdAt: r.created_at,
+});
+
+export const toWindow = (r: WindowRow): WindowState => ({
+  category: r.category as Category,
+  unit: r.unit as Unit,
+  window: r.win as WindowKey,
+  startedAt: r.started_at,
+  endsAt: r.ends_at,
+  used: r.used,
+});
+
+export const boolToInt = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);

@@ -1,0 +1,473 @@
+/**
+ * @module The embedded SQLite store (better-sqlite3). WAL journal, synchronous=FULL: a committed
+ * transaction survives a crash of the process and of the machine. Writes run in BEGIN IMMEDIATE
+ * transactions, so concurrent processes on one file serialise on the write lock.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Account } from '../../domain/accounts.js';
+import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import type { EpochSeconds } from '../../domain/clock.js';
+import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
+import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
+import type { Plan } from '../../domain/plans.js';
+import type { User } from '../../domain/users.js';
+import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import type {
+  AccountPatch,
+  AccountSnapshot,
+  LedgerAppend,
+  LedgerOutcome,
+  Page,
+  Store,
+  UsageCommit,
+  UsageOutcome,
+} from '../store.js';
+import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import {
+  type AccountRow,
+  boolToInt,
+  type KeyRow,
+  type LedgerRow,
+  type PlanRow,
+  toAccount,
+  toKey,
+  toLedger,
+  toPlan,
+  toUser,
+  toWindow,
+  type UserRow,
+  type WindowRow,
+} from './rows.js';
+
+export interface SqliteStoreOptions {
+  /** File path, or `:memory:`. */
+  path: string;
+  /** How long a write waits for another process's lock before answering unavailable. */
+  busyTimeoutMs?: number;
+}
+
+/** Thrown inside a transaction to roll it back and answer with `outcome`. */
+class Rollback {
+  constructor(readonly outcome: UsageOutcome | LedgerOutcome) {}
+}
+
+export class SqliteStore implements Store {
+  readonly backend = 'sqlite' as const;
+  private readonly db: SqliteDatabase;
+  private readonly statements = new Map<string, SqliteStatement>();
+
+  constructor(options: SqliteStoreOptions) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  /** Prepared once, reused: statements are the hot path. */
+  private sql(text: string): SqliteStatement {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
+    return guard(() =>
+      this.db
+        .transaction(() => {
+          this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+            version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+          const done = new Set(
+            (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+              (r) => r.version,
+            ),
+          );
+          const applied: string[] = [];
+          for (const m of MIGRATIONS) {
+            if (done.has(m.version)) continue;
+            this.db.exec(m.sqlite);
+            this.db
+              .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+              .run(m.version, m.name, now);
+            applied.push(migrationLabel(m));
+          }
+          const { n } = this.db.prepare('SELECT count(*) AS n FROM plans').get() as { n: number };
+          if (n === 0) for (const p of plans) this.insertPlan(p, now);
+          return { applied };
+        })
+        .immediate(),
+    );
+  }
+
+  async ping(): Promise<void> {
+    guard(() => this.sql('SELECT 1').get());
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  async listPlans(): Promise<Plan[]> {
+    return guard(() =>
+      (this.sql('SELECT id, unlimited, limits FROM plans ORDER BY id').all() as PlanRow[]).map(toPlan),
+    );
+  }
+
+  async getPlan(id: string): Promise<Plan | undefined> {
+    const row = guard(
+      () => this.sql('SELECT id, unlimited, limits FROM plans WHERE id = ?').get(id) as PlanRow | undefined,
+    );
+    return row && toPlan(row);
+  }
+
+  async putPlan(plan: Plan, now: EpochSeconds): Promise<void> {
+    guard(() => this.insertPlan(plan, now));
+  }
+
+  private insertPlan(plan: Plan, now: EpochSeconds): void {
+    this.sql(
+      `INSERT INTO plans (id, unlimited, limits, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
+         updated_at = excluded.updated_at`,
+    ).run(plan.id, plan.unlimited ? 1 : 0, JSON.stringify(plan.limits), now, now);
+  }
+
+  async createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void> {
+    guard(() =>
+      this.db
+        .transaction(() => {
+          this.sql(
+            `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, 0, ?, ?)`,
+          ).run(
+            account.id,
+            account.name,
+            account.planId,
+            account.status,
+            boolToInt(account.unlimitedOverride),
+            account.createdAt,
+            account.updatedAt,
+          );
+          if (openingGrant) this.applyLedger(openingGrant);
+        })
+        .immediate(),
+    );
+  }
+
+  async getAccount(id: string): Promise<Account | undefined> {
+    const row = guard(
+      () => this.sql('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined,
+    );
+    return row && toAccount(row);
+  }
+
+  async listAccounts(page: Page): Promise<Account[]> {
+    const rows = guard(
+      () =>
+        this.sql('SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?').all(
+          page.after ?? '',
+          page.limit,
+        ) as AccountRow[],
+    );
+    return rows.map(toAccount);
+  }
+
+  async countAccounts(): Promise<number> {
+    return guard(() => (this.sql('SELECT count(*) AS n FROM accounts').get() as { n: number }).n);
+  }
+
+  async updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined> {
+    return guard(() =>
+      this.db
+        .transaction(() => {
+          const row = this.sql(
+            `UPDATE accounts SET
+               name = coalesce(?, name),
+               plan_id = coalesce(?, plan_id),
+               status = coalesce(?, status),
+               unlimited_override = CASE WHEN ? THEN ? ELSE unlimited_override END,
+               updated_at = ?
+             WHERE id = ? RETURNING *`,
+          ).get(
+            patch.name ?? null,
+            patch.planId ?? null,
+            patch.status ?? null,
+            patch.unlimitedOverride !== undefined ? 1 : 0,
+            boolToInt(patch.unlimitedOverride ?? null),
+            now,
+            id,
+          ) as AccountRow | undefined;
+          if (row && patch.status === 'closed') {
+            this.sql('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL').run(
+              now,
+              id,
+            );
+          }
+          return row && toAccount(row);
+        })
+        .immediate(),
+    );
+  }
+
+  async createApiKey(key: ApiKeyRecord, digest: string): Promise<void> {
+    guard(() =>
+      this.sql(
+        `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
+      ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt),
+    );
+  }
+
+  private static readonly KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
+
+  async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = guard(
+      () =>
+        this.sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id) as
+          | KeyRow
+          | undefined,
+    );
+    return row && toKey(row);
+  }
+
+  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = guard(
+      () =>
+        this.sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY id`).all(
+          accountId,
+        ) as KeyRow[],
+    );
+    return rows.map(toKey);
+  }
+
+  async revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined> {
+    guard(() =>
+      this.sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id),
+    );
+    return this.getApiKey(id);
+  }
+
+  async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
+    const row = guard(
+      () =>
+        this.sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as
+          | { id: string; account_id: string }
+          | undefined,
+    );
+    return row && { keyId: row.id, accountId: row.account_id };
+  }
+
+  async addUser(user: User): Promise<'added' | 'duplicate'> {
+    const result = guard(() =>
+      this.sql(
+        `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (account_id, email) DO NOTHING`,
+      ).run(user.id, user.accountId, user.email, user.role, user.createdAt),
+    );
+    return result.changes === 1 ? 'added' : 'duplicate';
+  }
+
+  async listUsers(accountId: string): Promise<User[]> {
+    return guard(() =>
+      (this.sql('SELECT * FROM users WHERE account_id = ? ORDER BY id').all(accountId) as UserRow[]).map(
+        toUser,
+      ),
+    );
+  }
+
+  async removeUser(id: string): Promise<User | undefined> {
+    const row = guard(
+      () => this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as UserRow | undefined,
+    );
+    return row && toUser(row);
+  }
+
+  async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
+    return guard(() => {
+      const row = this.sql(
+        `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
+           (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
+           (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count
+         FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?`,
+      ).get(accountId) as
+        | (AccountRow & {
+            plan_unlimited: number;
+            plan_limits: string;
+            api_key_count: number;
+            user_count: number;
+          })
+        | undefined;
+      if (!row) return undefined;
+      return {
+        account: toAccount(row),
+        plan: toPlan({ id: row.plan_id, unlimited: row.plan_unlimited, limits: row.plan_limits }),
+        apiKeyCount: row.api_key_count,
+        userCount: row.user_count,
+        windows: this.windowsOf(accountId),
+      };
+    });
+  }
+
+  private windowsOf(accountId: string): WindowState[] {
+    return (
+      this.sql(
+        'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = ?',
+      ).all(accountId) as WindowRow[]
+    ).map(toWindow);
+  }
+
+  async appendLedger(entry: LedgerAppend): Promise<LedgerOutcome> {
+    return guard(() => {
+      try {
+        return this.db.transaction(() => this.applyLedger(entry)).immediate();
+      } catch (err) {
+        if (err instanceof Rollback) return err.outcome as LedgerOutcome;
+        throw err;
+      }
+    });
+  }
+
+  /** Inside a transaction: replay, refuse, or move the balance and append the entry. */
+  private applyLedger(entry: LedgerAppend): LedgerOutcome {
+    if (entry.idempotencyKey !== null) {
+      const prior = this.sql('SELECT * FROM token_ledger WHERE account_id = ? AND idempotency_key = ?').get(
+        entry.accountId,
+        entry.idempotencyKey,
+      ) as LedgerRow | undefined;
+      if (prior) {
+        return prior.request_hash === entry.requestHash
+          ? { kind: 'replayed', entry: toLedger(prior) }
+          : { kind: 'idempotency_conflict' };
+      }
+    }
+    const delta = ledgerDelta(entry.kind, entry.amount);
+    // One conditional statement: the balance moves only if it stays >= 0.
+    const moved = this.sql(
+      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? >= 0 RETURNING token_balance',
+    ).get(delta, entry.accountId, delta) as { token_balance: number } | undefined;
+    if (!moved) {
+      const acc = this.sql('SELECT token_balance FROM accounts WHERE id = ?').get(entry.accountId) as
+        | { token_balance: number }
+        | undefined;
+      throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+    }
+    const row = this.sql(
+      `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    ).get(
+      entry.id,
+      entry.accountId,
+      entry.kind,
+      entry.amount,
+      delta,
+      moved.token_balance,
+      entry.reason,
+      entry.idempotencyKey,
+      entry.requestHash,
+      entry.createdAt,
+    ) as LedgerRow;
+    return { kind: 'applied', entry: toLedger(row) };
+  }
+
+  async listLedger(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    return guard(() =>
+      (
+        this.sql('SELECT * FROM token_ledger WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?').all(
+          accountId,
+          page.after ?? '',
+          page.limit,
+        ) as LedgerRow[]
+      ).map(toLedger),
+    );
+  }
+
+  async commitUsage(c: UsageCommit): Promise<UsageOutcome> {
+    return guard(() => {
+      try {
+        return this.db.transaction(() => this.consume(c)).immediate();
+      } catch (err) {
+        if (err instanceof Rollback) return err.outcome as UsageOutcome;
+        throw err;
+      }
+    });
+  }
+
+  /** Inside a transaction. Any refusal throws Rollback, so nothing of it is kept. */
+  private consume(c: UsageCommit): UsageOutcome {
+    if (c.idempotency) {
+      const prior = this.sql(
+        'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
+      ).get(c.accountId, c.idempotency.key) as { request_hash: string; response: string } | undefined;
+      if (prior) {
+        return prior.request_hash === c.idempotency.requestHash
+          ? { kind: 'replayed', response: JSON.parse(prior.response) }
+          : { kind: 'idempotency_conflict' };
+      }
+    }
+    if (!this.sql('SELECT 1 FROM accounts WHERE id = ?').get(c.accountId)) return { kind: 'not_found' };
+    for (const inc of c.increments) {
+      // One conditional upsert per window: starts the window if it is not running, adds if it fits.
+      const row = this.sql(
+        `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+         SELECT @account, @category, @unit, @win, @now, @now + @length, @amount WHERE @amount <= @limit
+         ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
+           used       = CASE WHEN w.ends_at <= @now THEN excluded.used ELSE w.used + excluded.used END,
+           started_at = CASE WHEN w.ends_at <= @now THEN excluded.started_at ELSE w.started_at END,
+           ends_at    = CASE WHEN w.ends_at <= @now THEN excluded.ends_at ELSE w.ends_at END
+         WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit
+         RETURNING used`,
+      ).get({
+        account: c.accountId,
+        category: inc.category,
+        unit: inc.unit,
+        win: inc.window,
+        now: c.now,
+        length: inc.lengthSeconds,
+        amount: inc.amount,
+        limit: inc.limit,
+      });
+      if (!row) {
+        const current = this.windowsOf(c.accountId).find(
+          (w) => w.category === inc.category && w.unit === inc.unit && w.window === inc.window,
+        );
+        const running = isRunning(current, c.now);
+        const exceeded: Exceeded = {
+          slot: { category: inc.category, unit: inc.unit, window: inc.window },
+          limit: inc.limit,
+          used: running ? current.used : 0,
+          resetsAt: running ? current.endsAt : null,
+        };
+        throw new Rollback({ kind: 'exceeded', exceeded });
+      }
+    }
+    let balanceAfter: number | null = null;
+    if (c.charge) {
+      const outcome = this.applyLedger({
+        id: c.charge.entryId,
+        accountId: c.accountId,
+        kind: 'charge',
+        amount: c.charge.amount,
+        reason: c.charge.reason,
+        idempotencyKey: null,
+        requestHash: '',
+        createdAt: c.now,
+      });
+      if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
+      balanceAfter = outcome.entry.balanceAfter;
+    }
+    const response = c.render(this.windowsOf(c.accountId), balanceAfter);
+    if (c.idempotency) {
+      this.sql(
+        `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
+         VALUES (?, ?, ?, ?, ?)`,
+      ).run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
+    }
+    return { kind: 'committed', response };
+  }
+}

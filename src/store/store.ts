@@ -1,0 +1,114 @@
+/**
+ * @module The Store contract: everything the domain needs from a database. One implementation per
+ * backend (store/sqlite, store/postgres); one contract test suite runs against each.
+ */
+import type { Account, AccountStatus } from '../domain/accounts.js';
+import type { ApiKeyRecord } from '../domain/api-keys.js';
+import type { EpochSeconds } from '../domain/clock.js';
+import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
+import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
+import type { Plan } from '../domain/plans.js';
+import type { User } from '../domain/users.js';
+
+/** What `get_account` needs, read in one go. */
+export interface AccountSnapshot {
+  account: Account;
+  plan: Plan;
+  apiKeyCount: number;
+  userCount: number;
+  windows: WindowState[];
+}
+
+export interface AccountPatch {
+  name?: string;
+  planId?: string;
+  status?: AccountStatus;
+  unlimitedOverride?: boolean | null;
+}
+
+export interface LedgerAppend {
+  id: string;
+  accountId: string;
+  kind: LedgerKind;
+  amount: number;
+  reason: string | null;
+  idempotencyKey: string | null;
+  /** Digest of what was asked; a reused idempotency key must come with the same one. */
+  requestHash: string;
+  createdAt: EpochSeconds;
+}
+
+export type LedgerOutcome =
+  | { kind: 'applied'; entry: LedgerEntry }
+  | { kind: 'replayed'; entry: LedgerEntry }
+  | { kind: 'insufficient'; balance: number }
+  | { kind: 'idempotency_conflict' }
+  | { kind: 'not_found' };
+
+/** One metered consumption: windows, optionally a token charge, optionally an idempotency record; all or nothing. */
+export interface UsageCommit {
+  accountId: string;
+  increments: readonly Increment[];
+  now: EpochSeconds;
+  charge?: { entryId: string; amount: number; reason: string | null };
+  idempotency?: { key: string; requestHash: string };
+  /** Builds the answer from the windows after the consumption; stored with the idempotency key. */
+  render: (windows: WindowState[], balanceAfter: number | null) => unknown;
+}
+
+export type UsageOutcome =
+  | { kind: 'committed'; response: unknown }
+  | { kind: 'replayed'; response: unknown }
+  | { kind: 'exceeded'; exceeded: Exceeded }
+  | { kind: 'insufficient'; balance: number }
+  | { kind: 'idempotency_conflict' }
+  | { kind: 'not_found' };
+
+export interface Page {
+  limit: number;
+  /** Return items whose id sorts after this one (ids are time-ordered). */
+  after?: string;
+}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+
+  /** Applies the numbered migrations not yet applied; seeds `plans` into an empty catalogue. */
+  migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }>;
+  /** Throws StoreUnavailableError when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  listPlans(): Promise<Plan[]>;
+  getPlan(id: string): Promise<Plan | undefined>;
+  putPlan(plan: Plan, now: EpochSeconds): Promise<void>;
+
+  /** Creates the account, with its opening grant in the same transaction. */
+  createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void>;
+  getAccount(id: string): Promise<Account | undefined>;
+  listAccounts(page: Page): Promise<Account[]>;
+  countAccounts(): Promise<number>;
+  /** Closing an account revokes all its keys in the same transaction. */
+  updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined>;
+
+  createApiKey(key: ApiKeyRecord, digest: string): Promise<void>;
+  getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Revokes (idempotently); undefined when there is no such key. */
+  revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined>;
+  /** The key with this digest, if it exists and is not revoked. */
+  findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
+
+  /** 'duplicate' when the account already has a user with this email. */
+  addUser(user: User): Promise<'added' | 'duplicate'>;
+  listUsers(accountId: string): Promise<User[]>;
+  removeUser(id: string): Promise<User | undefined>;
+
+  getSnapshot(accountId: string): Promise<AccountSnapshot | undefined>;
+
+  appendLedger(entry: LedgerAppend): Promise<LedgerOutcome>;
+  listLedger(accountId: string, page: Page): Promise<LedgerEntry[]>;
+
+  /** Checks and consumes atomically: one conditional statement per window, in one transaction. */
+  commitUsage(commit: UsageCommit): Promise<UsageOutcome>;
+}
