@@ -1,0 +1,87 @@
+/** Shared test wiring: a scratch SQLite file, a fixed clock, the app built as main.ts builds it. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { FixedClock } from '../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../src/domain/plans.js';
+import { buildApp } from '../src/http/app.js';
+import type { Tool } from '../src/http/tools/tool.js';
+import { createServices, type Services } from '../src/service/index.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+/** 2026-04-15T13:55:29Z */
+export const T0 = Date.UTC(2026, 3, 15, 13, 55, 29);
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const KEY_SECRET = 'test-key-secret-0123456789abcdef0123456789';
+
+export function scratchDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Harness {
+  dir: string;
+  dbPath: string;
+  store: SqliteStore;
+  clock: FixedClock;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** A migrated SQLite store in a fresh directory, and the services on it, with a fixed clock at T0. */
+export async function scratchServices(opts: { keyPrefix?: string } = {}): Promise<Harness> {
+  const { dir, cleanup } = scratchDir();
+  const dbPath = join(dir, 'toolgate.db');
+  const store = new SqliteStore({ path: dbPath });
+  const clock = new FixedClock(T0);
+  await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  const services = createServices({ store, clock, keyPrefix: opts.keyPrefix ?? 'tg', keySecret: KEY_SECRET });
+  return {
+    dir,
+    dbPath,
+    store,
+    clock,
+    services,
+    async close() {
+      await store.close();
+      cleanup();
+    },
+  };
+}
+
+export interface AppHarness extends Harness {
+  app: FastifyInstance;
+}
+
+/** The HTTP app on a scratch store, for `inject` (no sockets). */
+export async function scratchApp(
+  opts: { adminToken?: string | null; tools?: readonly Tool[]; keyPrefix?: string } = {},
+): Promise<AppHarness> {
+  const h = await scratchServices(opts);
+  const app = await buildApp({
+    services: h.services,
+    adminToken: opts.adminToken === undefined ? ADMIN_TOKEN : opts.adminToken,
+    ...(opts.tools ? { tools: opts.tools } : {}),
+  });
+  return {
+    ...h,
+    app,
+    async close() {
+      await app.close();
+      await h.close();
+    },
+  };
+}
+
+/** An account with one key; returns the ids and the full key. */
+export async function accountWithKey(
+  services: Services,
+  input: { name?: string; plan?: string; tokens?: number; unlimited?: boolean } = {},
+): Promise<{ accountId: string; keyId: string; key: string }> {
+  const account = await services.accounts.create({ name: input.name ?? 'Acme', ...input });
+  if (!account.ok) throw new Error(account.error.message);
+  const key = await services.keys.create(account.value.id, 'test');
+  if (!key.ok) throw new Error(key.error.message);
+  return { accountId: account.value.id, keyId: key.value.id, key: key.value.key };
+}
