@@ -15,3 +15,10 @@ describe('ids', () => {
     expect(ids.size).toBe(1000);
   });
 });
+
+describe('ids under a clock that stands still', () => {
+  it('still sort in the order they were made', () => {
+    const ids = Array.from({ length: 500 }, () => newId('led', 42_000));
+    expect([...ids].sort()).toEqual(ids);
+  });
+});

@@ -1,0 +1,69 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scratchDir } from '../helpers.js';
+import { startServer } from './process.js';
+
+describe('npm start (node dist/main.js) as a real process', () => {
+  let dir: string;
+  let cleanup: () => void;
+  beforeEach(() => {
+    ({ dir, cleanup } = scratchDir());
+  });
+  afterEach(() => cleanup());
+
+  it('migrates an empty database, prints a demo key once with a curl line, and serves get_account with it', async () => {
+    const env = { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'data', 'toolgate.db')}` };
+    const first = await startServer(env);
+    const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(first.stdout())?.[1];
+    expect(key).toBeDefined();
+    expect(first.stdout()).toContain(`curl -s -X POST ${first.url}/api/v1/tools/get_account`);
+    expect(first.stdout()).toContain('"migrations":["001-initial"]');
+    const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.results).toMatchObject({
+      name: 'Demo account',
+      plan: 'free',
+      status: 'active',
+      api_key_count: 1,
+    });
+    // The generated key secret is private to the owner.
+    expect(statSync(join(dir, 'data', 'key-secret')).mode & 0o777).toBe(0o600);
+    expect(await first.stop()).toBe(0);
+
+    // Second start: same database, the key still works, no new demo account, no key printed.
+    const second = await startServer(env);
+    expect(second.stdout()).not.toMatch(/tg_[0-9A-Za-z]{11}/);
+    const again = await fetch(`${second.url}/api/v1/tools/get_account`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(again.status).toBe(200);
+    expect(await second.stop()).toBe(0);
+  });
+
+  it('creates no demo account when NODE_ENV=production', async () => {
+    const server = await startServer({
+      TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
+      NODE_ENV: 'production',
+    });
+    expect(server.stdout()).not.toContain('demo');
+    expect(server.stdout()).not.toMatch(/tg_[0-9A-Za-z]{11}/);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses a wrong configuration with a clear message and exit code 2', async () => {
+    await expect(
+      startServer({
+        TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 't.db')}`,
+        PORT: 'eighty',
+        TOOLGATE_KEY_PREFIX: 'Bad_',
+      }),
+    ).rejects.toThrow(/exited with 2[\s\S]*PORT must be a port number[\s\S]*TOOLGATE_KEY_PREFIX/);
+  });
+});
