@@ -7,6 +7,7 @@ import { isUnlimited, statusRefusal } from '../domain/accounts.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import {
   type Amounts,
+  applyConsumption,
   exceededFailure,
   type FairUseMetadata,
   type FairUseView,
@@ -72,6 +73,29 @@ export class UsageService {
     if (idem.value !== null) req.idempotency = { key: idem.value, payload: { category, ...amounts.value } };
     const metered = await this.meter(req);
     return metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered;
+  }
+
+  /**
+   * Read-only: would this consumption and charge be accepted now? Status, then fair use, then
+   * tokens. Lets a metered tool refuse before doing any work; `meter` decides for real.
+   */
+  precheck(snapshot: AccountSnapshot, category: Category, amounts: Amounts, tokenCost: number): Result<void> {
+    const { account, plan } = snapshot;
+    const refused = statusRefusal(account.status);
+    if (refused) return refused;
+    const t = now(this.deps);
+    const check = applyConsumption(snapshot.windows, incrementsFor(plan.limits, category, amounts), t);
+    if (!check.ok) return exceededFailure(check.exceeded);
+    if (!isUnlimited(account, plan) && tokenCost > account.tokenBalance) {
+      return fail(
+        'insufficient_tokens',
+        `The account has ${account.tokenBalance} tokens; this call costs ${tokenCost}.`,
+        {
+          token_balance: account.tokenBalance,
+        },
+      );
+    }
+    return ok(undefined);
   }
 
   /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */

@@ -25,7 +25,7 @@ describe('npm start (node dist/main.js) as a real process', () => {
       body: '{}',
     });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as { results: Record<string, unknown> };
     expect(body.results).toMatchObject({
       name: 'Demo account',
       plan: 'free',

@@ -1,12 +1,14 @@
 /**
  * @module The tools surface: `POST /api/v1/tools/<tool>`, one route per registered tool behind one
- * pipeline (authentication on request, then argument validation, then the tool).
+ * pipeline: authentication on request, then argument validation, then the tool (metered tools
+ * through tools/pipeline.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../service/index.js';
 import { bearer } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { ErrorBodySchema } from '../schemas.js';
+import { responseSchema, runTool } from '../tools/pipeline.js';
 import type { Tool } from '../tools/tool.js';
 
 declare module 'fastify' {
@@ -39,7 +41,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { services: Service
         tags: ['tools'],
         security: [{ bearerAuth: [] }],
         body: tool.args,
-        response: { 200: tool.response, '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
+        response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       onRequest: authenticate,
       // An absent body is taken as {}.
@@ -48,7 +50,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { services: Service
       },
       handler: async (request) => {
         const auth = request.auth!;
-        return tool.run(
+        return runTool(
+          tool,
           { accountId: auth.accountId, keyId: auth.keyId, services, log: request.log },
           request.body,
         );

@@ -2,9 +2,9 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
 import { AccountRecordSchema, FairUseMetadataSchema } from '../schemas.js';
-import type { Tool } from './tool.js';
+import type { PlainTool } from './tool.js';
 
-export const getAccount: Tool = {
+export const getAccount: PlainTool = {
   name: 'get_account',
   summary: 'Details of the calling account',
   description:

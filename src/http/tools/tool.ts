@@ -1,6 +1,11 @@
-/** @module What a tool is: a name, its argument and answer schemas, and what it does for an authenticated caller. */
+/**
+ * @module What a tool is: a name, its argument and answer schemas, and what it does for an
+ * authenticated caller. A plain tool answers by itself (get_account); a metered tool declares its
+ * fair-use category and token cost, and the pipeline meters it.
+ */
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { Category } from '../../domain/plans.js';
 import type { Services } from '../../service/index.js';
 
 export interface ToolContext {
@@ -10,13 +15,36 @@ export interface ToolContext {
   log: FastifyBaseLogger;
 }
 
-export interface Tool {
+interface ToolBase {
+  /** snake_case; the path is /api/v1/tools/<name>. */
   name: string;
   summary: string;
   description: string;
   /** The JSON body: an object; members a tool does not declare are refused. */
   args: TSchema;
+}
+
+export interface PlainTool extends ToolBase {
+  metered?: undefined;
   /** The 200 answer: `{results, status, metadata}`. */
   response: TSchema;
   run(ctx: ToolContext, args: unknown): Promise<unknown>;
 }
+
+export interface Metering {
+  category: Category;
+  /** Records the call may return, checked against fair use before the tool runs (default 0). */
+  expectedRecords?(args: unknown): number;
+  /** Tokens the call costs once it returned `records` records (unlimited accounts are never charged). */
+  tokenCost(args: unknown, records: number): number;
+}
+
+export interface MeteredTool extends ToolBase {
+  metered: Metering;
+  /** The `results` member of the answer; the pipeline wraps it in the envelope. */
+  results: TSchema;
+  /** Does the work; `records` is what the call returned, counted against fair use. */
+  run(ctx: ToolContext, args: unknown): Promise<{ results: unknown; records: number }>;
+}
+
+export type Tool = PlainTool | MeteredTool;
