@@ -1,0 +1,775 @@
+/**
+ * The Store contract, written once: every backend runs this same suite. It speaks only the Store
+ * interface and the domain, so a new backend passes by behaving, not by sharing code.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Account } from '../../src/domain/accounts.js';
+import type { ApiKeyRecord } from '../../src/domain/api-keys.js';
+import { FixedClock, nowSeconds } from '../../src/domain/clock.js';
+import {
+  type Amounts,
+  applyConsumption,
+  fairUseMetadata,
+  fairUseView,
+  incrementsFor,
+  type WindowState,
+} from '../../src/domain/fair-use.js';
+import { newId } from '../../src/domain/ids.js';
+import type { LedgerKind } from '../../src/domain/ledger.js';
+import {
+  CATEGORIES,
+  type Category,
+  DEFAULT_PLANS,
+  type Plan,
+  type PlanLimits,
+} from '../../src/domain/plans.js';
+import type { User } from '../../src/domain/users.js';
+import type { LedgerAppend, Store, UsageCommit } from '../../src/store/store.js';
+
+export interface StoreFixture {
+  /** A store on an empty database: not migrated yet. */
+  store: Store;
+  /** Closes the store and removes whatever the fixture made. */
+  cleanup: () => Promise<void>;
+}
+
+/** 2026-04-15T13:55:29Z, in epoch seconds. */
+const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
+const H5 = 18_000;
+const W1 = 604_800;
+
+const limits = (
+  er5: number,
+  er1: number,
+  eq5: number,
+  sr5: number,
+  sr1: number,
+  sq5: number,
+): PlanLimits => ({
+  enrich: { records: { '5h': er5, '1w': er1 }, requests: { '5h': eq5 } },
+  search: { records: { '5h': sr5, '1w': sr1 }, requests: { '5h': sq5 } },
+});
+
+/** Small limits, so that a few hundred random consumptions run into them often. */
+const TINY: Plan = { id: 'tiny', unlimited: false, limits: limits(20, 50, 6, 10, 30, 4) };
+/** The same plan with lower limits: switching to it leaves windows used past their limit. */
+const TINIER: Plan = { id: 'tinier', unlimited: false, limits: limits(8, 25, 3, 5, 12, 2) };
+
+/** Ids made at distinct milliseconds, so they sort in the order they were made. */
+let idMs = T * 1000;
+const id = (kind: 'acc' | 'key' | 'usr' | 'led') => newId(kind, ++idMs);
+
+function account(over: Partial<Account> = {}): Account {
+  return {
+    id: id('acc'),
+    name: 'Acme',
+    planId: 'free',
+    status: 'active',
+    unlimitedOverride: null,
+    tokenBalance: 0,
+    createdAt: T,
+    updatedAt: T,
+    ...over,
+  };
+}
+
+function apiKey(accountId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    id: id('key'),
+    accountId,
+    name: 'ci',
+    hint: 'tg_…abcd',
+    createdAt: T,
+    revokedAt: null,
+    lastUsedAt: null,
+    ...over,
+  };
+}
+
+function user(accountId: string, email: string): User {
+  return { id: id('usr'), accountId, email, role: 'member', createdAt: T };
+}
+
+function ledger(
+  accountId: string,
+  kind: LedgerKind,
+  amount: number,
+  over: Partial<LedgerAppend> = {},
+): LedgerAppend {
+  return {
+    id: id('led'),
+    accountId,
+    kind,
+    amount,
+    reason: null,
+    idempotencyKey: null,
+    requestHash: `${kind}:${amount}`,
+    createdAt: T,
+    ...over,
+  };
+}
+
+/** A small seeded PRNG (mulberry32): the property run is the same on every backend and every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+export function storeContract(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`${name} store contract`, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    describe('migrate', () => {
+      it('applies the migrations on an empty database, and nothing on a second call', async () => {
+        const first = await store.migrate(DEFAULT_PLANS, T);
+        expect(first.applied.length).toBeGreaterThan(0);
+        expect(first.applied[0]).toBe('001-initial');
+        expect(await store.migrate(DEFAULT_PLANS, T + 1)).toEqual({ applied: [] });
+        await expect(store.ping()).resolves.toBeUndefined();
+      });
+
+      it('seeds the default plans into an empty catalogue', async () => {
+        await store.migrate(DEFAULT_PLANS, T);
+        const byId = (a: Plan, b: Plan) => a.id.localeCompare(b.id);
+        expect((await store.listPlans()).sort(byId)).toEqual([...DEFAULT_PLANS].sort(byId));
+        expect(await store.getPlan('subscription_97')).toEqual(
+          DEFAULT_PLANS.find((p) => p.id === 'subscription_97'),
+        );
+      });
+
+      it('seeds nothing into a catalogue that has plans: a plan changed with putPlan survives', async () => {
+        await store.migrate(DEFAULT_PLANS, T);
+        const changed: Plan = { id: 'free', unlimited: true, limits: limits(1, 2, 3, 4, 5, 6) };
+        await store.putPlan(changed, T + 1);
+        await store.migrate([...DEFAULT_PLANS, TINY], T + 2);
+        expect(await store.getPlan('free')).toEqual(changed);
+        expect(await store.getPlan('tiny')).toBeUndefined();
+        expect(await store.listPlans()).toHaveLength(DEFAULT_PLANS.length);
+      });
+
+      it('seeds the plans it is given when the catalogue is still empty on a later call', async () => {
+        await store.migrate([], T);
+        expect(await store.listPlans()).toEqual([]);
+        await store.migrate([TINY], T + 1);
+        expect(await store.listPlans()).toEqual([TINY]);
+      });
+    });
+
+    describe('once migrated', () => {
+      beforeEach(async () => {
+        await store.migrate(DEFAULT_PLANS, T);
+        await store.putPlan(TINY, T);
+        await store.putPlan(TINIER, T);
+      });
+
+      describe('plans', () => {
+        it('puts a new plan, replaces an existing one, and has no plan it was not given', async () => {
+          const pro: Plan = { id: 'pro', unlimited: false, limits: limits(1, 2, 3, 4, 5, 6) };
+          await store.putPlan(pro, T);
+          expect(await store.getPlan('pro')).toEqual(pro);
+          const unlimitedPro: Plan = { id: 'pro', unlimited: true, limits: limits(7, 8, 9, 10, 11, 12) };
+          await store.putPlan(unlimitedPro, T + 1);
+          expect(await store.getPlan('pro')).toEqual(unlimitedPro);
+          expect((await store.listPlans()).filter((p) => p.id === 'pro')).toEqual([unlimitedPro]);
+          expect(await store.getPlan('enterprise')).toBeUndefined();
+        });
+      });
+
+      describe('accounts', () => {
+        it('gives back an account as it was created, and nothing for an unknown id', async () => {
+          const a = account({ name: 'Initech', planId: 'subscription_27', unlimitedOverride: false });
+          await store.createAccount(a);
+          expect(await store.getAccount(a.id)).toEqual(a);
+          expect(await store.getAccount(id('acc'))).toBeUndefined();
+        });
+
+        it('lists accounts in id order, a page at a time after the last id seen', async () => {
+          const made = [];
+          for (let i = 0; i < 5; i++) {
+            const a = account({ name: `A${i}` });
+            await store.createAccount(a);
+            made.push(a);
+          }
+          const ids = made.map((a) => a.id).sort();
+          const page1 = await store.listAccounts({ limit: 2 });
+          expect(page1.map((a) => a.id)).toEqual(ids.slice(0, 2));
+          const page2 = await store.listAccounts({ limit: 2, after: page1[1]!.id });
+          expect(page2.map((a) => a.id)).toEqual(ids.slice(2, 4));
+          const page3 = await store.listAccounts({ limit: 2, after: page2[1]!.id });
+          expect(page3.map((a) => a.id)).toEqual(ids.slice(4));
+          expect(await store.listAccounts({ limit: 2, after: ids[4]! })).toEqual([]);
+          expect(await store.listAccounts({ limit: 10 })).toEqual(made);
+          expect(await store.countAccounts()).toBe(5);
+        });
+
+        it('updates only the fields a patch names, and its updatedAt', async () => {
+          const a = account();
+          await store.createAccount(a);
+          const renamed = await store.updateAccount(a.id, { name: 'Globex' }, T + 10);
+          expect(renamed).toEqual({ ...a, name: 'Globex', updatedAt: T + 10 });
+          const moved = await store.updateAccount(
+            a.id,
+            { planId: 'subscription_97', status: 'suspended', unlimitedOverride: false },
+            T + 20,
+          );
+          expect(moved).toEqual({
+            ...a,
+            name: 'Globex',
+            planId: 'subscription_97',
+            status: 'suspended',
+            unlimitedOverride: false,
+            updatedAt: T + 20,
+          });
+          expect(await store.getAccount(a.id)).toEqual(moved);
+        });
+
+        it('clears the unlimited override with null and keeps it when the patch leaves it out', async () => {
+          const a = account({ unlimitedOverride: true });
+          await store.createAccount(a);
+          expect((await store.updateAccount(a.id, { name: 'B' }, T + 1))?.unlimitedOverride).toBe(true);
+          expect(
+            (await store.updateAccount(a.id, { unlimitedOverride: null }, T + 2))?.unlimitedOverride,
+          ).toBe(null);
+          expect(
+            (await store.updateAccount(a.id, { unlimitedOverride: false }, T + 3))?.unlimitedOverride,
+          ).toBe(false);
+        });
+
+        it('answers undefined when updating an unknown account', async () => {
+          expect(await store.updateAccount(id('acc'), { name: 'X' }, T)).toBeUndefined();
+        });
+
+        it('writes the opening grant to the ledger and the balance in the same step', async () => {
+          const a = account();
+          await store.createAccount(a, ledger(a.id, 'grant', 250, { reason: 'opening balance' }));
+          expect((await store.getAccount(a.id))?.tokenBalance).toBe(250);
+          const entries = await store.listLedger(a.id, { limit: 10 });
+          expect(entries).toHaveLength(1);
+          expect(entries[0]).toMatchObject({
+            accountId: a.id,
+            kind: 'grant',
+            amount: 250,
+            delta: 250,
+            balanceAfter: 250,
+            reason: 'opening balance',
+          });
+        });
+
+        it('starts without a ledger entry and at a balance of 0 when there is no opening grant', async () => {
+          const a = account();
+          await store.createAccount(a);
+          expect((await store.getAccount(a.id))?.tokenBalance).toBe(0);
+          expect(await store.listLedger(a.id, { limit: 10 })).toEqual([]);
+        });
+
+        it('revokes every key of an account in the same step that closes it', async () => {
+          const a = account();
+          await store.createAccount(a);
+          const k1 = apiKey(a.id);
+          const k2 = apiKey(a.id);
+          const k3 = apiKey(a.id);
+          await store.createApiKey(k1, 'digest-1');
+          await store.createApiKey(k2, 'digest-2');
+          await store.createApiKey(k3, 'digest-3');
+          await store.revokeApiKey(k1.id, T + 1);
+          const other = account();
+          await store.createAccount(other);
+          await store.createApiKey(apiKey(other.id), 'digest-other');
+
+          expect((await store.updateAccount(a.id, { status: 'closed' }, T + 50))?.status).toBe('closed');
+          const keys = await store.listApiKeys(a.id);
+          expect(keys.map((k) => [k.id, k.revokedAt])).toEqual([
+            [k1.id, T + 1],
+            [k2.id, T + 50],
+            [k3.id, T + 50],
+          ]);
+          for (const d of ['digest-1', 'digest-2', 'digest-3'])
+            expect(await store.findActiveKey(d)).toBeUndefined();
+          expect((await store.getSnapshot(a.id))?.apiKeyCount).toBe(0);
+          expect(await store.findActiveKey('digest-other')).toEqual({
+            keyId: expect.any(String),
+            accountId: other.id,
+          });
+        });
+
+        it('keeps the keys of a suspended account', async () => {
+          const a = account();
+          await store.createAccount(a);
+          const k = apiKey(a.id);
+          await store.createApiKey(k, 'digest-s');
+          await store.updateAccount(a.id, { status: 'suspended' }, T + 5);
+          expect(await store.findActiveKey('digest-s')).toEqual({ keyId: k.id, accountId: a.id });
+        });
+      });
+
+      describe('API keys', () => {
+        let acc: Account;
+        beforeEach(async () => {
+          acc = account();
+          await store.createAccount(acc);
+        });
+
+        it('gives back a key record as created, without its digest', async () => {
+          const k = apiKey(acc.id, { name: null });
+          await store.createApiKey(k, 'd1f00d');
+          expect(await store.getApiKey(k.id)).toEqual(k);
+          expect(await store.listApiKeys(acc.id)).toEqual([k]);
+          expect(JSON.stringify(await store.listApiKeys(acc.id))).not.toContain('d1f00d');
+          expect(await store.getApiKey(id('key'))).toBeUndefined();
+        });
+
+        it('finds an active key by its digest, and no longer once it is revoked', async () => {
+          const k = apiKey(acc.id);
+          await store.createApiKey(k, 'digest-a');
+          expect(await store.findActiveKey('digest-a')).toEqual({ keyId: k.id, accountId: acc.id });
+          expect(await store.findActiveKey('digest-b')).toBeUndefined();
+          const revoked = await store.revokeApiKey(k.id, T + 9);
+          expect(revoked).toEqual({ ...k, revokedAt: T + 9 });
+          expect(await store.findActiveKey('digest-a')).toBeUndefined();
+        });
+
+        it('revokes idempotently: a second revoke keeps the first time', async () => {
+          const k = apiKey(acc.id);
+          await store.createApiKey(k, 'digest-i');
+          await store.revokeApiKey(k.id, T + 9);
+          expect(await store.revokeApiKey(k.id, T + 99)).toEqual({ ...k, revokedAt: T + 9 });
+          expect(await store.revokeApiKey(id('key'), T + 99)).toBeUndefined();
+        });
+
+        it('revokes only the key it is given', async () => {
+          const k1 = apiKey(acc.id);
+          const k2 = apiKey(acc.id);
+          await store.createApiKey(k1, 'digest-1');
+          await store.createApiKey(k2, 'digest-2');
+          await store.revokeApiKey(k1.id, T + 1);
+          expect(await store.findActiveKey('digest-2')).toEqual({ keyId: k2.id, accountId: acc.id });
+        });
+      });
+
+      describe('users', () => {
+        let acc: Account;
+        beforeEach(async () => {
+          acc = account();
+          await store.createAccount(acc);
+        });
+
+        it('adds a user once per email in an account; another account may have the same email', async () => {
+          const u = user(acc.id, 'ada@example.com');
+          expect(await store.addUser(u)).toBe('added');
+          expect(await store.addUser(user(acc.id, 'ada@example.com'))).toBe('duplicate');
+          const other = account();
+          await store.createAccount(other);
+          expect(await store.addUser(user(other.id, 'ada@example.com'))).toBe('added');
+          expect(await store.listUsers(acc.id)).toEqual([u]);
+        });
+
+        it('removes a user once, answering with the user removed', async () => {
+          const u = user(acc.id, 'bob@example.com');
+          await store.addUser(u);
+          expect(await store.removeUser(u.id)).toEqual(u);
+          expect(await store.removeUser(u.id)).toBeUndefined();
+          expect(await store.listUsers(acc.id)).toEqual([]);
+        });
+      });
+
+      describe('snapshots', () => {
+        it('count only active keys, every user, and carry the account’s plan', async () => {
+          const a = account({ planId: 'subscription_27' });
+          await store.createAccount(a);
+          const keys = [apiKey(a.id), apiKey(a.id), apiKey(a.id)];
+          for (const [i, k] of keys.entries()) await store.createApiKey(k, `digest-${i}`);
+          await store.revokeApiKey(keys[0]!.id, T + 1);
+          await store.addUser(user(a.id, 'a@example.com'));
+          await store.addUser(user(a.id, 'b@example.com'));
+          const other = account();
+          await store.createAccount(other);
+          await store.createApiKey(apiKey(other.id), 'digest-x');
+          await store.addUser(user(other.id, 'c@example.com'));
+
+          const s = await store.getSnapshot(a.id);
+          expect(s).toEqual({
+            account: a,
+            plan: DEFAULT_PLANS.find((p) => p.id === 'subscription_27'),
+            apiKeyCount: 2,
+            userCount: 2,
+            windows: [],
+          });
+          expect(await store.getSnapshot(id('acc'))).toBeUndefined();
+        });
+
+        it('see a plan change at once', async () => {
+          const a = account({ planId: 'tiny' });
+          await store.createAccount(a);
+          await store.putPlan({ ...TINY, limits: limits(1, 1, 1, 1, 1, 1) }, T + 1);
+          expect((await store.getSnapshot(a.id))?.plan.limits).toEqual(limits(1, 1, 1, 1, 1, 1));
+        });
+      });
+
+      describe('the token ledger', () => {
+        let acc: Account;
+        beforeEach(async () => {
+          acc = account();
+          await store.createAccount(acc);
+        });
+        const balance = async () => (await store.getAccount(acc.id))?.tokenBalance;
+
+        it('moves the balance with grants, charges and adjustments, recording the balance after each', async () => {
+          const steps: [LedgerKind, number, number, number][] = [
+            ['grant', 100, 100, 100],
+            ['charge', 30, -30, 70],
+            ['adjust', -20, -20, 50],
+            ['adjust', 5, 5, 55],
+            ['charge', 55, -55, 0],
+          ];
+          for (const [kind, amount, delta, after] of steps) {
+            const outcome = await store.appendLedger(ledger(acc.id, kind, amount));
+            expect(outcome).toMatchObject({
+              kind: 'applied',
+              entry: { kind, amount, delta, balanceAfter: after },
+            });
+          }
+          expect(await balance()).toBe(0);
+          const all = await store.listLedger(acc.id, { limit: 10 });
+          expect(all.map((e) => e.balanceAfter)).toEqual([100, 70, 50, 55, 0]);
+          const tail = await store.listLedger(acc.id, { limit: 2, after: all[2]!.id });
+          expect(tail).toEqual(all.slice(3));
+        });
+
+        it('refuses a charge that does not fit and changes nothing', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', 10));
+          expect(await store.appendLedger(ledger(acc.id, 'charge', 11))).toEqual({
+            kind: 'insufficient',
+            balance: 10,
+          });
+          expect(await store.appendLedger(ledger(acc.id, 'adjust', -11))).toEqual({
+            kind: 'insufficient',
+            balance: 10,
+          });
+          expect(await balance()).toBe(10);
+          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+        });
+
+        it('replays the first entry for the same idempotency key and request, counting it once', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', 100));
+          const first = await store.appendLedger(ledger(acc.id, 'charge', 60, { idempotencyKey: 'k1' }));
+          expect(first.kind).toBe('applied');
+          // The replay answers even though the charge would no longer fit.
+          const again = await store.appendLedger(
+            ledger(acc.id, 'charge', 60, { idempotencyKey: 'k1', createdAt: T + 30 }),
+          );
+          expect(again).toEqual({
+            kind: 'replayed',
+            entry: first.kind === 'applied' ? first.entry : undefined,
+          });
+          expect(await balance()).toBe(40);
+          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(2);
+        });
+
+        it('answers idempotency_conflict for the same key with another request, and changes nothing', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
+          expect(
+            await store.appendLedger(
+              ledger(acc.id, 'grant', 5, { idempotencyKey: 'k1', requestHash: 'other' }),
+            ),
+          ).toEqual({ kind: 'idempotency_conflict' });
+          expect(await balance()).toBe(100);
+          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+        });
+
+        it('keeps idempotency keys apart per account', async () => {
+          const other = account();
+          await store.createAccount(other);
+          await store.appendLedger(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
+          expect(
+            (await store.appendLedger(ledger(other.id, 'grant', 100, { idempotencyKey: 'k1' }))).kind,
+          ).toBe('applied');
+          expect((await store.getAccount(other.id))?.tokenBalance).toBe(100);
+        });
+
+        it('answers not_found for an unknown account', async () => {
+          const ghost = id('acc');
+          expect(await store.appendLedger(ledger(ghost, 'grant', 5))).toEqual({ kind: 'not_found' });
+          expect(await store.appendLedger(ledger(ghost, 'grant', 5, { idempotencyKey: 'k' }))).toEqual({
+            kind: 'not_found',
+          });
+          expect(await store.listLedger(ghost, { limit: 10 })).toEqual([]);
+        });
+      });
+
+      describe('usage commits', () => {
+        let acc: Account;
+        beforeEach(async () => {
+          acc = account({ planId: 'tiny' });
+          await store.createAccount(acc);
+        });
+
+        const commit = (
+          category: Category,
+          amounts: Amounts,
+          now: number,
+          extra: Partial<UsageCommit> = {},
+          planLimits: PlanLimits = TINY.limits,
+        ) =>
+          store.commitUsage({
+            accountId: acc.id,
+            increments: incrementsFor(planLimits, category, amounts),
+            now,
+            render: (windows, balanceAfter) => ({ windows, balanceAfter }),
+            ...extra,
+          });
+        const windows = async () => (await store.getSnapshot(acc.id))?.windows ?? [];
+        const bySlot = (ws: WindowState[]) =>
+          [...ws].sort((a, b) =>
+            `${a.category}.${a.unit}.${a.window}`.localeCompare(`${b.category}.${b.unit}.${b.window}`),
+          );
+
+        it('matches the domain reference over a few hundred random consumptions across 5h and 1w ends', async () => {
+          for (const seed of [1, 2, 3]) {
+            const other = account({ planId: 'tiny' });
+            await store.createAccount(other);
+            const random = prng(seed);
+            const pick = <X>(xs: readonly X[]): X => xs[Math.floor(random() * xs.length)]!;
+            const clock = new FixedClock(T * 1000);
+            let plan = TINY;
+            let reference: WindowState[] = [];
+            const seen = { committed: 0, exceeded: 0, atExactEnd: 0, planSwitches: 0, restarted1w: 0 };
+
+            for (let step = 0; step < 300; step++) {
+              const now0 = nowSeconds(clock);
+              const running = reference.filter((w) => w.endsAt > now0);
+              const r = random();
+              if (r < 0.15 && running.length > 0) {
+                // Land on a window's end, or a second either side of it.
+                clock.set((pick(running).endsAt + pick([-1, 0, 0, 1])) * 1000);
+              } else if (r < 0.65) clock.advance(Math.floor(random() * 1_800));
+              else if (r < 0.9) clock.advance(3_600 + Math.floor(random() * 5 * 3_600));
+              else clock.advance(86_400 + Math.floor(random() * 2 * 86_400));
+              const now = nowSeconds(clock);
+              if (reference.some((w) => w.endsAt === now)) seen.atExactEnd++;
+
+              if (random() < 0.05) {
+                plan = plan === TINY ? TINIER : TINY;
+                await store.updateAccount(other.id, { planId: plan.id }, now);
+                seen.planSwitches++;
+              }
+
+              const category = pick(CATEGORIES);
+              const requests = pick([0, 1, 1, 1, 2]);
+              const records = random() < 0.1 ? 0 : Math.floor(random() * 13) + (requests === 0 ? 1 : 0);
+              const increments = incrementsFor(plan.limits, category, { records, requests });
+              const expected = applyConsumption(reference, increments, now);
+              const outcome = await store.commitUsage({
+                accountId: other.id,
+                increments,
+                now,
+                render: () => null,
+              });
+              const where = `seed ${seed}, step ${step}, t+${now - T}s, ${category} ${records}/${requests}`;
+              if (expected.ok) {
+                expect(outcome.kind, where).toBe('committed');
+                const before1w = reference.find((w) => w.category === category && w.window === '1w');
+                const after1w = expected.states.find((w) => w.category === category && w.window === '1w');
+                if (before1w && after1w && before1w.startedAt !== after1w.startedAt) seen.restarted1w++;
+                reference = expected.states;
+                seen.committed++;
+              } else {
+                expect(outcome, where).toEqual({ kind: 'exceeded', exceeded: expected.exceeded });
+                seen.exceeded++;
+              }
+
+              const snapshot = await store.getSnapshot(other.id);
+              expect(snapshot?.plan.id, where).toBe(plan.id);
+              const stored = snapshot?.windows ?? [];
+              expect(fairUseView(plan.limits, stored, now), where).toEqual(
+                fairUseView(plan.limits, reference, now),
+              );
+              for (const c of CATEGORIES) {
+                expect(fairUseMetadata(plan.limits, stored, c, now), where).toEqual(
+                  fairUseMetadata(plan.limits, reference, c, now),
+                );
+              }
+              // And as the windows will look a little later, before anything else happens.
+              const later = now + pick([1, 600, H5 - 1, H5, W1]);
+              expect(fairUseView(plan.limits, stored, later), where).toEqual(
+                fairUseView(plan.limits, reference, later),
+              );
+            }
+
+            // The run must have met what it is meant to test.
+            expect(seen.committed).toBeGreaterThan(50);
+            expect(seen.exceeded).toBeGreaterThan(20);
+            expect(seen.atExactEnd).toBeGreaterThan(5);
+            expect(seen.restarted1w).toBeGreaterThan(1);
+            expect(seen.planSwitches).toBeGreaterThan(1);
+          }
+        });
+
+        it('starts the windows at the first consumption and leaves their ends alone after', async () => {
+          await commit('enrich', { records: 7, requests: 1 }, T);
+          await commit('enrich', { records: 2, requests: 1 }, T + 100);
+          expect(bySlot(await windows())).toEqual([
+            { category: 'enrich', unit: 'records', window: '1w', startedAt: T, endsAt: T + W1, used: 9 },
+            { category: 'enrich', unit: 'records', window: '5h', startedAt: T, endsAt: T + H5, used: 9 },
+            { category: 'enrich', unit: 'requests', window: '5h', startedAt: T, endsAt: T + H5, used: 2 },
+          ]);
+        });
+
+        it('starts a new window with a consumption made at exactly the end of the last one', async () => {
+          await commit('enrich', { records: 20, requests: 1 }, T);
+          const outcome = await commit('enrich', { records: 20, requests: 1 }, T + H5);
+          expect(outcome.kind).toBe('committed');
+          const h5 = (await windows()).find((w) => w.unit === 'records' && w.window === '5h');
+          expect(h5).toMatchObject({ startedAt: T + H5, endsAt: T + 2 * H5, used: 20 });
+        });
+
+        it('refuses all-or-nothing: nothing of a refused consumption is kept, and the window is named', async () => {
+          // records.1w fills to 50 over three 5h windows; the fourth consumption fits records.5h and
+          // requests.5h but not records.1w.
+          await commit('enrich', { records: 20, requests: 1 }, T);
+          await commit('enrich', { records: 20, requests: 1 }, T + H5);
+          await commit('enrich', { records: 5, requests: 1 }, T + 2 * H5);
+          const before = bySlot(await windows());
+          const outcome = await commit('enrich', { records: 6, requests: 1 }, T + 2 * H5 + 10);
+          expect(outcome).toEqual({
+            kind: 'exceeded',
+            exceeded: {
+              slot: { category: 'enrich', unit: 'records', window: '1w' },
+              limit: 50,
+              used: 45,
+              resetsAt: T + W1,
+            },
+          });
+          expect(bySlot(await windows())).toEqual(before);
+        });
+
+        it('keeps nothing of a refused consumption that would have restarted an ended window', async () => {
+          await commit('enrich', { records: 20, requests: 1 }, T);
+          await commit('enrich', { records: 20, requests: 1 }, T + H5);
+          const before = bySlot(await windows());
+          // At 2 x 5h the 5h windows have ended; restarting them must be undone when records.1w refuses.
+          const outcome = await commit('enrich', { records: 11, requests: 1 }, T + 2 * H5);
+          expect(outcome.kind === 'exceeded' && outcome.exceeded.slot.window).toBe('1w');
+          expect(bySlot(await windows())).toEqual(before);
+        });
+
+        it('refuses an amount above the limit of a fresh window with no reset time', async () => {
+          expect(await commit('search', { records: 11, requests: 1 }, T)).toEqual({
+            kind: 'exceeded',
+            exceeded: {
+              slot: { category: 'search', unit: 'records', window: '5h' },
+              limit: 10,
+              used: 0,
+              resetsAt: null,
+            },
+          });
+          expect(await windows()).toEqual([]);
+        });
+
+        it('charges tokens in the same commit and hands the balance to render', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', 10));
+          const entryId = id('led');
+          const outcome = await commit('enrich', { records: 3, requests: 1 }, T, {
+            charge: { entryId, amount: 4, reason: 'enrich' },
+          });
+          expect(outcome).toMatchObject({ kind: 'committed', response: { balanceAfter: 6 } });
+          expect((await store.getAccount(acc.id))?.tokenBalance).toBe(6);
+          const entries = await store.listLedger(acc.id, { limit: 10 });
+          expect(entries.at(-1)).toMatchObject({
+            id: entryId,
+            kind: 'charge',
+            amount: 4,
+            delta: -4,
+            balanceAfter: 6,
+          });
+        });
+
+        it('rolls the windows back when the charge does not fit', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', 5));
+          await commit('enrich', { records: 1, requests: 1 }, T);
+          const before = bySlot(await windows());
+          const outcome = await commit('enrich', { records: 3, requests: 1 }, T + 1, {
+            charge: { entryId: id('led'), amount: 6, reason: null },
+          });
+          expect(outcome).toEqual({ kind: 'insufficient', balance: 5 });
+          expect(bySlot(await windows())).toEqual(before);
+          expect((await store.getAccount(acc.id))?.tokenBalance).toBe(5);
+          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+        });
+
+        it('renders from the windows after the consumption', async () => {
+          const outcome = await commit('search', { records: 4, requests: 1 }, T);
+          expect(outcome.kind).toBe('committed');
+          const rendered =
+            outcome.kind === 'committed' ? (outcome.response as { windows: WindowState[] }) : null;
+          expect(bySlot(rendered?.windows ?? [])).toEqual(bySlot(await windows()));
+          expect(rendered?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(4);
+        });
+
+        it('replays the stored response for the same idempotency key and request, counting once', async () => {
+          const idempotency = { key: 'use-1', requestHash: 'h1' };
+          const first = await commit('enrich', { records: 5, requests: 1 }, T, { idempotency });
+          expect(first.kind).toBe('committed');
+          let renders = 0;
+          const again = await commit('enrich', { records: 5, requests: 1 }, T + 60, {
+            idempotency,
+            render: () => {
+              renders++;
+              return 'fresh';
+            },
+          });
+          expect(again).toEqual({
+            kind: 'replayed',
+            response: first.kind === 'committed' ? first.response : null,
+          });
+          expect(renders).toBe(0);
+          expect((await windows()).find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(5);
+        });
+
+        it('answers idempotency_conflict for the same key with another request, and consumes nothing', async () => {
+          await commit('enrich', { records: 5, requests: 1 }, T, {
+            idempotency: { key: 'use-1', requestHash: 'h1' },
+          });
+          const before = bySlot(await windows());
+          expect(
+            await commit('enrich', { records: 6, requests: 1 }, T + 1, {
+              idempotency: { key: 'use-1', requestHash: 'h2' },
+            }),
+          ).toEqual({ kind: 'idempotency_conflict' });
+          expect(bySlot(await windows())).toEqual(before);
+        });
+
+        it('answers not_found for an unknown account', async () => {
+          const ghost = id('acc');
+          const increments = incrementsFor(TINY.limits, 'enrich', { records: 1, requests: 1 });
+          const render = () => null;
+          expect(await store.commitUsage({ accountId: ghost, increments, now: T, render })).toEqual({
+            kind: 'not_found',
+          });
+          expect(
+            await store.commitUsage({
+              accountId: ghost,
+              increments,
+              now: T,
+              render,
+              idempotency: { key: 'k', requestHash: 'h' },
+            }),
+          ).toEqual({ kind: 'not_found' });
+        });
+      });
+    });
+  });
+}
