@@ -1,0 +1,103 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { digestKey } from '../../src/domain/api-keys.js';
+import { newId } from '../../src/domain/ids.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { accountWithKey, KEY_SECRET, scratchDir, scratchServices } from '../helpers.js';
+
+/** 2026-04-15T13:55:29Z, in epoch seconds. */
+const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The database as it sits on disk: the main file and, if present, its write-ahead log. */
+function rawBytes(dbPath: string): Buffer {
+  const parts = [readFileSync(dbPath)];
+  if (existsSync(`${dbPath}-wal`)) parts.push(readFileSync(`${dbPath}-wal`));
+  return Buffer.concat(parts);
+}
+
+describe('two SQLite stores on one file (the CLI and the server)', () => {
+  it('each see what the other committed', async () => {
+    const { dir, cleanup } = scratchDir();
+    cleanups.push(cleanup);
+    const path = join(dir, 'toolgate.db');
+    const server = new SqliteStore({ path });
+    cleanups.push(() => server.close());
+    await server.migrate(DEFAULT_PLANS, T);
+    const cli = new SqliteStore({ path });
+    cleanups.push(() => cli.close());
+    expect(await cli.migrate(DEFAULT_PLANS, T)).toEqual({ applied: [] });
+
+    const accountId = newId('acc');
+    await cli.createAccount({
+      id: accountId,
+      name: 'Acme',
+      planId: 'free',
+      status: 'active',
+      unlimitedOverride: null,
+      tokenBalance: 0,
+      createdAt: T,
+      updatedAt: T,
+    });
+    await cli.createApiKey(
+      {
+        id: newId('key'),
+        accountId,
+        name: null,
+        hint: 'tg_…abcd',
+        createdAt: T,
+        revokedAt: null,
+        lastUsedAt: null,
+      },
+      'digest-1',
+    );
+    expect((await server.getAccount(accountId))?.name).toBe('Acme');
+    const found = await server.findActiveKey('digest-1');
+    expect(found?.accountId).toBe(accountId);
+
+    const grant = await server.appendLedger({
+      id: newId('led'),
+      accountId,
+      kind: 'grant',
+      amount: 40,
+      reason: null,
+      idempotencyKey: null,
+      requestHash: 'h',
+      createdAt: T,
+    });
+    expect(grant.kind).toBe('applied');
+    expect((await cli.getAccount(accountId))?.tokenBalance).toBe(40);
+
+    // Revocation on one connection takes effect on the other at its next lookup.
+    await cli.revokeApiKey(found!.keyId, T + 1);
+    expect(await server.findActiveKey('digest-1')).toBeUndefined();
+  });
+});
+
+describe('the SQLite file', () => {
+  it('holds the digest of an API key but never the key itself', async () => {
+    const h = await scratchServices();
+    cleanups.push(() => h.close());
+    const { key } = await accountWithKey(h.services);
+    const digest = digestKey(KEY_SECRET, key);
+    const body = key.slice(key.indexOf('_') + 1);
+
+    // While the store is open the row may still sit in the write-ahead log.
+    let bytes = rawBytes(h.dbPath);
+    expect(bytes.includes(digest)).toBe(true);
+    expect(bytes.includes(key)).toBe(false);
+    expect(bytes.includes(body)).toBe(false);
+
+    await h.store.close();
+    bytes = rawBytes(h.dbPath);
+    expect(bytes.includes(digest)).toBe(true);
+    expect(bytes.includes(key)).toBe(false);
+    expect(bytes.includes(body)).toBe(false);
+  });
+});
