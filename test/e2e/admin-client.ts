@@ -1,0 +1,30 @@
+/** Talking to a real server's admin API over HTTP, for the end-to-end tests. */
+export const E2E_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+
+export async function adminCall(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${baseUrl}/admin/v1${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${E2E_ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** A plan whose enrich windows are all `limit`, search windows large. */
+export function planWithLimit(limit: number) {
+  return {
+    unlimited: false,
+    limits: {
+      enrich: { records: { '5h': limit, '1w': limit }, requests: { '5h': limit } },
+      search: { records: { '5h': 1_000_000, '1w': 1_000_000 }, requests: { '5h': 1_000_000 } },
+    },
+  };
+}
