@@ -1,0 +1,116 @@
+/** @module `toolgate accounts`: create, list, show, update. */
+import { type Command, Option } from 'commander';
+import { ACCOUNT_STATUSES } from '../domain/accounts.js';
+import { MAX_TOKENS } from '../domain/ledger.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
+import type { AdminAccountRecord } from '../service/views.js';
+import { nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
+import { withServices } from './context.js';
+import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import { accountBlock } from './render.js';
+
+export function registerAccounts(program: Command): void {
+  const accounts = program.command('accounts').description('create, list, show and update accounts');
+
+  accounts
+    .command('create')
+    .description('create an account (on the free plan unless --plan says otherwise)')
+    .requiredOption('--name <name>', 'account name', nonEmpty('--name'))
+    .option('--plan <id>', 'plan id (see: toolgate plans list)')
+    .option('--unlimited', 'unlimited whatever the plan says')
+    .option('--tokens <n>', 'opening token balance', wholeNumber('--tokens', 0, MAX_TOKENS))
+    .option('--json', JSON_HELP)
+    .action(async (opts: JsonOption & { name: string; plan?: string; unlimited?: true; tokens?: number }) => {
+      const record = await withServices(async (s) =>
+        unwrap(
+          await s.accounts.create({
+            name: opts.name,
+            plan: opts.plan,
+            unlimited: opts.unlimited,
+            tokens: opts.tokens,
+          }),
+        ),
+      );
+      emit(opts, record, () => `Created account ${record.id}.\n\n${accountBlock(record)}`);
+    });
+
+  accounts
+    .command('list')
+    .description('list accounts, oldest first, a page at a time')
+    .option('--limit <n>', `how many (default ${DEFAULT_PAGE})`, wholeNumber('--limit', 1, MAX_PAGE))
+    .option('--after <account-id>', 'start after this account (the last id of the previous page)')
+    .option('--json', JSON_HELP)
+    .action(async (opts: JsonOption & { limit?: number; after?: string }) => {
+      const limit = opts.limit ?? DEFAULT_PAGE;
+      const records = await withServices(async (s) => unwrap(await s.accounts.list(limit, opts.after)));
+      emit(opts, records, () => accountsTable(records, limit));
+    });
+
+  accounts
+    .command('show')
+    .description('show an account, with its fair-use windows')
+    .argument('<account-id>')
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: JsonOption) => {
+      const record = await withServices(async (s) => unwrap(await s.accounts.get(id)));
+      emit(opts, record, () => accountBlock(record));
+    });
+
+  accounts
+    .command('update')
+    .description('change an account: name, plan, status (closing revokes every key), unlimited')
+    .argument('<account-id>')
+    .option('--name <name>', 'new name', nonEmpty('--name'))
+    .option('--plan <id>', 'new plan id')
+    .addOption(new Option('--status <status>', 'new status').choices(ACCOUNT_STATUSES))
+    .option(
+      '--unlimited <true|false|plan>',
+      'unlimited whatever the plan says, or follow the plan',
+      unlimitedSetting,
+    )
+    .option('--json', JSON_HELP)
+    .action(
+      async (
+        id: string,
+        opts: JsonOption & { name?: string; plan?: string; status?: string; unlimited?: boolean | 'plan' },
+      ) => {
+        const patch = {
+          ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.plan !== undefined ? { plan: opts.plan } : {}),
+          ...(opts.status !== undefined ? { status: opts.status } : {}),
+          ...(opts.unlimited !== undefined
+            ? { unlimited: opts.unlimited === 'plan' ? null : opts.unlimited }
+            : {}),
+        };
+        if (Object.keys(patch).length === 0) {
+          throw new CliError(
+            'invalid_arguments',
+            'Nothing to update: give --name, --plan, --status or --unlimited.',
+          );
+        }
+        const record = await withServices(async (s) => unwrap(await s.accounts.update(id, patch)));
+        emit(opts, record, () => `Updated account ${record.id}.\n\n${accountBlock(record)}`);
+      },
+    );
+}
+
+function accountsTable(records: AdminAccountRecord[], limit: number): string {
+  if (records.length === 0) return 'No accounts.';
+  const out = table(
+    ['id', 'name', 'plan', 'status', 'balance', 'keys', 'users', 'created'],
+    records.map((a) => [
+      a.id,
+      a.name,
+      a.plan,
+      a.status,
+      balanceText(a.token_balance),
+      a.api_key_count,
+      a.user_count,
+      a.created_at,
+    ]),
+  );
+  const last = records[records.length - 1];
+  return records.length === limit && last
+    ? `${out}\n\nMore may follow: toolgate accounts list --limit ${limit} --after ${last.id}`
+    : out;
+}

@@ -1,0 +1,44 @@
+/**
+ * @module Wiring for one CLI command: the configuration, the store on TOOLGATE_DATABASE_URL (migrated,
+ * so a fresh database works), the services on it; the store is closed when the command ends.
+ * Configuration and store are imported on first use: the configuration schema alone takes a third of
+ * a second to load, which `--help` and usage errors need not pay.
+ */
+import { nowSeconds, systemClock } from '../domain/clock.js';
+import { DEFAULT_PLANS } from '../domain/plans.js';
+import type { Services } from '../service/index.js';
+import type { Store } from '../store/store.js';
+
+async function open() {
+  const [{ loadConfig, resolveKeySecret }, { openStore }, { createServices }] = await Promise.all([
+    import('../config.js'),
+    import('../store/open.js'),
+    import('../service/index.js'),
+  ]);
+  const config = loadConfig();
+  return { config, resolveKeySecret, openStore, createServices };
+}
+
+/** Runs `work` on the configured store, as it is (not migrated first). */
+export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
+  const { config, openStore } = await open();
+  const store = await openStore(config.database);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs `work` with the services on the configured store, migrated first. */
+export async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
+  const { config, resolveKeySecret, openStore, createServices } = await open();
+  const keySecret = resolveKeySecret(config);
+  const store = await openStore(config.database);
+  try {
+    await store.migrate(DEFAULT_PLANS, nowSeconds(systemClock));
+    return await work(createServices({ store, clock: systemClock, keyPrefix: config.keyPrefix, keySecret }));
+  } finally {
+    await store.close();
+  }
+}

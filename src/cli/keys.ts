@@ -1,0 +1,60 @@
+/** @module `toolgate keys`: create (the key is printed once), list (hints only), revoke. */
+import type { Command } from 'commander';
+import type { KeyRecord } from '../service/keys.js';
+import { withServices } from './context.js';
+import { emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+
+export function registerKeys(program: Command): void {
+  const keys = program.command('keys').description('create, list and revoke API keys');
+
+  keys
+    .command('create')
+    .description('create an API key for an account; the key is printed now and never again')
+    .argument('<account-id>')
+    .option('--name <label>', 'a label for the key')
+    .option('--json', JSON_HELP)
+    .action(async (accountId: string, opts: JsonOption & { name?: string }) => {
+      const created = await withServices(async (s) => unwrap(await s.keys.create(accountId, opts.name)));
+      const { id, key, ...rest } = created;
+      emit(opts, { id, key, ...rest }, () =>
+        [
+          `Created key ${id} for account ${created.account_id}${created.name ? ` (${created.name})` : ''}.`,
+          'This is the only time the key is shown; store it now:',
+          '',
+          `  ${key}`,
+        ].join('\n'),
+      );
+    });
+
+  keys
+    .command('list')
+    .description("list an account's keys (hints only: keys are not stored)")
+    .argument('<account-id>')
+    .option('--json', JSON_HELP)
+    .action(async (accountId: string, opts: JsonOption) => {
+      const list = await withServices(async (s) => unwrap(await s.keys.list(accountId)));
+      emit(opts, list, () => keysTable(list) || `Account ${accountId} has no keys.`);
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke a key; it stops working on the next request')
+    .argument('<key-id>')
+    .option('--json', JSON_HELP)
+    .action(async (keyId: string, opts: JsonOption) => {
+      const key = await withServices(async (s) => unwrap(await s.keys.revoke(keyId)));
+      emit(
+        opts,
+        key,
+        () => `Revoked key ${key.id} (${key.hint}) of account ${key.account_id} at ${key.revoked_at}.`,
+      );
+    });
+}
+
+function keysTable(list: KeyRecord[]): string {
+  if (list.length === 0) return '';
+  return table(
+    ['id', 'name', 'key', 'status', 'created', 'last used'],
+    list.map((k) => [k.id, orDash(k.name), k.hint, k.status, k.created_at, orDash(k.last_used_at)]),
+  );
+}

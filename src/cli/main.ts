@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/**
+ * @module The `toolgate` command for operators and scripts. Every command takes --json. Exit codes:
+ * 0 done, 1 refused or failed (not found, quota, balance, conflict), 2 wrong usage or configuration.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerAccount } from './account.js';
+import { registerAccounts } from './accounts.js';
+import { registerKeys } from './keys.js';
+import { registerMigrate } from './migrate.js';
+import { CliError, EXIT_OK, EXIT_USAGE, errorBody, reportError } from './output.js';
+import { registerPlans } from './plans.js';
+import { registerServe } from './serve.js';
+import { registerTokens } from './tokens.js';
+import { registerUsage } from './usage.js';
+import { registerUsers } from './users.js';
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    return String(pkg.version);
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The command tree; `json()` says whether errors are to be printed as JSON. */
+export function buildProgram(json: () => boolean): Command {
+  const program = new Command('toolgate')
+    .description('Operate toolgate: accounts, keys, users, tokens, usage and plans on TOOLGATE_DATABASE_URL.')
+    .version(version(), '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      // Usage errors read like every other error; in --json mode they are printed as JSON by run().
+      outputError: (str, write) => {
+        if (!json()) write(`toolgate: ${str.replace(/^error: /, '')}`);
+      },
+    })
+    .showHelpAfterError(json() ? false : '(add --help for usage)')
+    .showSuggestionAfterError();
+  registerServe(program);
+  registerMigrate(program);
+  registerPlans(program);
+  registerAccounts(program);
+  registerKeys(program);
+  registerUsers(program);
+  registerTokens(program);
+  registerUsage(program);
+  registerAccount(program);
+  return program;
+}
+
+/** Parses and runs one command line; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  // Until a command is chosen, --json anywhere asks for JSON errors; then the command's own option decides.
+  let json = argv.slice(2).includes('--json');
+  const program = buildProgram(() => json);
+  program.hook('preAction', (_program, action) => {
+    json = Boolean(action.opts().json);
+  });
+  try {
+    await program.parseAsync(argv);
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return EXIT_OK; // --help, --version
+      if (json) {
+        const message = err.message.replace(/^error: /, '');
+        process.stdout.write(
+          `${JSON.stringify(errorBody(new CliError('invalid_arguments', message)), null, 2)}\n`,
+        );
+      }
+      return EXIT_USAGE;
+    }
+    return reportError(err, json);
+  }
+}
+
+run(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`toolgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

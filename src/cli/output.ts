@@ -1,0 +1,123 @@
+/**
+ * @module What the CLI prints: JSON for scripts (`--json`, on stdout, errors included) or short lines
+ * and tables for people (errors on stderr), and the exit code every failure maps to.
+ */
+import { STATUS_CODES } from 'node:http';
+import { ToolgateError } from '../client/errors.js';
+import { ERROR_STATUS, type Failure, type Result, StoreUnavailableError } from '../domain/errors.js';
+
+export const EXIT_OK = 0;
+/** The operation was refused or failed: not_found, fair_use_exceeded, insufficient_tokens, conflict... */
+export const EXIT_FAILED = 1;
+/** The command was used wrongly: bad arguments, bad configuration. */
+export const EXIT_USAGE = 2;
+
+/** Codes that mean "you asked wrongly", not "it was refused". */
+const USAGE_CODES = new Set(['invalid_arguments', 'invalid_json', 'invalid_configuration', 'usage_error']);
+
+export interface JsonOption {
+  json?: boolean;
+}
+
+export const JSON_HELP = 'print JSON (for scripts); errors too, on stdout';
+
+/** An expected failure on its way out of a command. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    readonly exitCode: number = USAGE_CODES.has(code) ? EXIT_USAGE : EXIT_FAILED,
+  ) {
+    super(message);
+  }
+
+  static from(f: Failure): CliError {
+    return new CliError(f.code, f.message, f.details ?? {});
+  }
+}
+
+/** The value of a use case, or its failure thrown as a CliError. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw CliError.from(result.error);
+  return result.value;
+}
+
+/** Prints `value` as JSON with --json, otherwise the human rendering. */
+export function emit(opts: JsonOption, value: unknown, human: () => string): void {
+  process.stdout.write(
+    opts.json ? `${JSON.stringify(value, null, 2)}\n` : `${human().replace(/\n+$/, '')}\n`,
+  );
+}
+
+/** Any thrown value as a CliError: configuration and store problems keep their meaning, the rest is internal. */
+export function toCliError(err: unknown): CliError {
+  if (err instanceof CliError) return err;
+  // By name: importing config.ts here would load its schema library for every command.
+  if (err instanceof Error && err.name === 'ConfigError')
+    return new CliError('invalid_configuration', err.message);
+  if (err instanceof StoreUnavailableError) {
+    return new CliError('unavailable', `The database cannot be reached: ${err.message}`);
+  }
+  if (err instanceof ToolgateError) {
+    const { status: _s, error: _e, code: _c, message: _m, ...details } = err.body ?? {};
+    return new CliError(
+      err.code,
+      err.message,
+      err.status ? { http_status: err.status, ...details } : details,
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new CliError('internal_error', `Unexpected error: ${message}`);
+}
+
+/** The error body the admin API would answer with, minus the request id (there is no request). */
+export function errorBody(e: CliError): Record<string, unknown> {
+  const status = (ERROR_STATUS as Record<string, number>)[e.code];
+  return {
+    status: 'error',
+    ...(status ? { error: STATUS_CODES[status] ?? 'Error' } : {}),
+    code: e.code,
+    message: e.message,
+    ...e.details,
+  };
+}
+
+/** Prints a failure where it belongs for the mode, and returns the exit code. */
+export function reportError(err: unknown, json: boolean): number {
+  const e = toCliError(err);
+  if (json) process.stdout.write(`${JSON.stringify(errorBody(e), null, 2)}\n`);
+  else process.stderr.write(`toolgate: ${e.message}\n`);
+  return e.exitCode;
+}
+
+/** Columns padded to their widest cell, two spaces apart; headers in capitals. */
+export function table(
+  headers: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<string | number>>,
+): string {
+  const cells = [headers.map((h) => h.toUpperCase()), ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** `key  value` lines with the keys aligned. */
+export function fields(pairs: ReadonlyArray<readonly [string, string | number]>, indent = ''): string {
+  const width = Math.max(...pairs.map(([k]) => k.length));
+  return pairs.map(([k, v]) => `${indent}${k.padEnd(width)}  ${v}`).join('\n');
+}
+
+/** A token balance for people: -1 is "unlimited". */
+export function balanceText(balance: number): string {
+  return balance === -1 ? 'unlimited' : `${balance} tokens`;
+}
+
+export const orDash = (v: string | null | undefined): string => (v === null || v === undefined ? '-' : v);

@@ -1,0 +1,54 @@
+/** @module `toolgate users`: add, list, remove the users of an account. */
+import { type Command, Option } from 'commander';
+import { USER_ROLES } from '../domain/users.js';
+import { withServices } from './context.js';
+import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+
+export function registerUsers(program: Command): void {
+  const users = program.command('users').description('add, list and remove the users of an account');
+
+  users
+    .command('add')
+    .description('add a user to an account')
+    .argument('<account-id>')
+    .requiredOption('--email <email>', "the user's email address")
+    .addOption(new Option('--role <role>', 'role').choices(USER_ROLES).default('member'))
+    .option('--json', JSON_HELP)
+    .action(async (accountId: string, opts: JsonOption & { email: string; role: string }) => {
+      const user = await withServices(async (s) =>
+        unwrap(await s.users.add(accountId, opts.email, opts.role)),
+      );
+      emit(
+        opts,
+        user,
+        () => `Added user ${user.id} ${user.email} (${user.role}) to account ${user.account_id}.`,
+      );
+    });
+
+  users
+    .command('list')
+    .description("list an account's users")
+    .argument('<account-id>')
+    .option('--json', JSON_HELP)
+    .action(async (accountId: string, opts: JsonOption) => {
+      const list = await withServices(async (s) => unwrap(await s.users.list(accountId)));
+      emit(opts, list, () =>
+        list.length === 0
+          ? `Account ${accountId} has no users.`
+          : table(
+              ['id', 'email', 'role', 'created'],
+              list.map((u) => [u.id, u.email, u.role, u.created_at]),
+            ),
+      );
+    });
+
+  users
+    .command('remove')
+    .description('remove a user')
+    .argument('<user-id>')
+    .option('--json', JSON_HELP)
+    .action(async (userId: string, opts: JsonOption) => {
+      const user = await withServices(async (s) => unwrap(await s.users.remove(userId)));
+      emit(opts, user, () => `Removed user ${user.id} ${user.email} from account ${user.account_id}.`);
+    });
+}
