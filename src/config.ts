@@ -17,6 +17,7 @@ const EnvSchema = Type.Object({
   TOOLGATE_KEY_PREFIX: Type.Optional(Type.String({ pattern: KEY_PREFIX_PATTERN.source })),
   TOOLGATE_KEY_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  TOOLGATE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
   LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
   NODE_ENV: Type.Optional(Type.String()),
 });
@@ -31,11 +32,14 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_KEY_PREFIX: 'must be 1-16 lower-case letters or digits, starting with a letter (no underscore)',
   TOOLGATE_KEY_SECRET: 'must be at least 32 characters (for example: openssl rand -hex 32)',
   TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
+  TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
 
-export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'postgres'; url: string; poolSize: number };
 
 export interface Config {
   database: DatabaseConfig;
@@ -74,7 +78,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
   return {
-    database: parseDatabaseUrl(e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db'),
+    database: parseDatabaseUrl(
+      e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db',
+      Number(e.TOOLGATE_DATABASE_POOL_SIZE ?? '10'),
+    ),
     host: e.HOST ?? '127.0.0.1',
     port,
     adminToken: e.TOOLGATE_ADMIN_TOKEN ?? null,
@@ -93,12 +100,12 @@ function redact(name: string, value: string | undefined): string {
     : value;
 }
 
-export function parseDatabaseUrl(url: string): DatabaseConfig {
+export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };
   }
-  return { kind: 'postgres', url };
+  return { kind: 'postgres', url, poolSize };
 }
 
 /**

@@ -14,17 +14,6 @@ import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import type {
-  AccountPatch,
-  AccountSnapshot,
-  LedgerAppend,
-  LedgerOutcome,
-  Page,
-  Store,
-  UsageCommit,
-  UsageOutcome,
-} from '../store.js';
-import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import {
   type AccountRow,
   boolToInt,
@@ -39,7 +28,18 @@ import {
   toWindow,
   type UserRow,
   type WindowRow,
-} from './rows.js';
+} from '../rows.js';
+import type {
+  AccountPatch,
+  AccountSnapshot,
+  LedgerAppend,
+  LedgerOutcome,
+  Page,
+  Store,
+  UsageCommit,
+  UsageOutcome,
+} from '../store.js';
+import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
 export interface SqliteStoreOptions {
   /** File path, or `:memory:`. */

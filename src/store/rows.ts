@@ -1,22 +1,23 @@
-/** @module Row shapes of the SQLite schema and their mapping to domain values. */
-import type { Account, AccountStatus } from '../../domain/accounts.js';
-import type { ApiKeyRecord } from '../../domain/api-keys.js';
-import type { WindowState } from '../../domain/fair-use.js';
-import type { LedgerEntry, LedgerKind } from '../../domain/ledger.js';
-import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../../domain/plans.js';
-import type { User, UserRole } from '../../domain/users.js';
+/** @module Row shapes of the schema (both backends) and their mapping to domain values. */
+import type { Account, AccountStatus } from '../domain/accounts.js';
+import type { ApiKeyRecord } from '../domain/api-keys.js';
+import type { WindowState } from '../domain/fair-use.js';
+import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
+import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
+import type { User, UserRole } from '../domain/users.js';
 
+// SQLite hands back 0/1 and JSON text; PostgreSQL booleans and parsed JSONB. Both map alike.
 export interface PlanRow {
   id: string;
-  unlimited: number;
-  limits: string;
+  unlimited: number | boolean;
+  limits: string | PlanLimits;
 }
 export interface AccountRow {
   id: string;
   name: string;
   plan_id: string;
   status: string;
-  unlimited_override: number | null;
+  unlimited_override: number | boolean | null;
   token_balance: number;
   created_at: number;
   updated_at: number;
@@ -60,8 +61,8 @@ export interface WindowRow {
 
 export const toPlan = (r: PlanRow): Plan => ({
   id: r.id,
-  unlimited: r.unlimited === 1,
-  limits: JSON.parse(r.limits) as PlanLimits,
+  unlimited: r.unlimited === 1 || r.unlimited === true,
+  limits: typeof r.limits === 'string' ? (JSON.parse(r.limits) as PlanLimits) : r.limits,
 });
 
 export const toAccount = (r: AccountRow): Account => ({
@@ -69,7 +70,8 @@ export const toAccount = (r: AccountRow): Account => ({
   name: r.name,
   planId: r.plan_id,
   status: r.status as AccountStatus,
-  unlimitedOverride: r.unlimited_override === null ? null : r.unlimited_override === 1,
+  unlimitedOverride:
+    r.unlimited_override === null ? null : r.unlimited_override === 1 || r.unlimited_override === true,
   tokenBalance: r.token_balance,
   createdAt: r.created_at,
   updatedAt: r.updated_at,

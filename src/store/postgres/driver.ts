@@ -1,0 +1,109 @@
+/**
+ * @module The slice of `pg` the PostgreSQL store calls, the pool it builds (bounded timeouts,
+ * BIGINT as numbers), and how driver errors map to availability.
+ */
+import pg from 'pg';
+import { StoreUnavailableError } from '../../domain/errors.js';
+
+export interface PgQueryable {
+  query<R = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+export interface PgClient extends PgQueryable {
+  release(err?: Error | boolean): void;
+}
+
+export interface PgPool extends PgQueryable {
+  connect(): Promise<PgClient>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** Schema to work in (created if missing); `public` by default. Tests use a scratch schema each. */
+  schema?: string;
+  /** Connections per process. */
+  poolSize?: number;
+  /** How long to wait for a connection before answering unavailable. */
+  connectTimeoutMs?: number;
+  /** Longest a statement may run before it is cancelled and answered as unavailable. */
+  statementTimeoutMs?: number;
+}
+
+// BIGINT (int8) and count(*) arrive as strings by default; every value we store fits a double exactly.
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function createPool(o: PostgresOptions): PgPool {
+  const schema = o.schema ?? 'public';
+  const pool = new pg.Pool({
+    connectionString: o.url,
+    max: o.poolSize ?? 10,
+    connectionTimeoutMillis: o.connectTimeoutMs ?? 2_000,
+    idleTimeoutMillis: 30_000,
+    // Bounded on the server (statement_timeout) and on the client (query_timeout), so a stalled
+    // database turns into 503s in bounded time instead of hanging requests.
+    statement_timeout: o.statementTimeoutMs ?? 5_000,
+    query_timeout: (o.statementTimeoutMs ?? 5_000) + 1_000,
+    idle_in_transaction_session_timeout: 10_000,
+    options: `-c search_path=${quoteIdent(schema)}`,
+    types,
+    application_name: 'toolgate',
+  });
+  // An idle client losing its connection (server restart, pg_terminate_backend) must not crash the
+  // process; the pool drops it and the next checkout connects afresh.
+  pool.on('error', () => {});
+  return pool as unknown as PgPool;
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Invalid schema name "${name}".`);
+  return `"${name}"`;
+}
+
+// SQLSTATE classes and codes that mean "the database cannot serve now".
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P|58)/;
+const UNAVAILABLE_NODE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+]);
+
+export function isUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE.has(code)))
+    return true;
+  // statement_timeout cancels with 57014 (query_canceled): the database is too slow to serve.
+  if (code === '57014') return true;
+  return /timeout|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+    err.message,
+  );
+}
+
+/** Runs `fn`, turning database-unavailable errors into StoreUnavailableError. */
+export async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isUnavailable(err)) {
+      const code = (err as { code?: string }).code;
+      throw new StoreUnavailableError(`PostgreSQL unavailable (${code ?? (err as Error).message})`, {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+}

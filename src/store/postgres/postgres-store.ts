@@ -1,0 +1,512 @@
+/**
+ * @module The PostgreSQL store (pg, one pool per process) for many stateless servers on one
+ * database. Every write is one transaction under READ COMMITTED; consumption and charges are
+ * conditional statements that PostgreSQL re-evaluates on the locked row, so they stay exact
+ * across servers. Idempotency keys are serialised with a transaction-scoped advisory lock.
+ */
+import type { Account } from '../../domain/accounts.js';
+import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import type { EpochSeconds } from '../../domain/clock.js';
+import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
+import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
+import type { Plan } from '../../domain/plans.js';
+import type { User } from '../../domain/users.js';
+import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import {
+  type AccountRow,
+  type KeyRow,
+  type LedgerRow,
+  type PlanRow,
+  toAccount,
+  toKey,
+  toLedger,
+  toPlan,
+  toUser,
+  toWindow,
+  type UserRow,
+  type WindowRow,
+} from '../rows.js';
+import type {
+  AccountPatch,
+  AccountSnapshot,
+  LedgerAppend,
+  LedgerOutcome,
+  Page,
+  Store,
+  UsageCommit,
+  UsageOutcome,
+} from '../store.js';
+import {
+  createPool,
+  guard,
+  type PgClient,
+  type PgPool,
+  type PgQueryable,
+  type PostgresOptions,
+  quoteIdent,
+} from './driver.js';
+
+/** Thrown inside a transaction to roll it back and answer with `outcome`. */
+class Rollback {
+  constructor(readonly outcome: UsageOutcome | LedgerOutcome) {}
+}
+
+const MIGRATION_LOCK = 7_264_001;
+const KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
+
+export class PostgresStore implements Store {
+  readonly backend = 'postgres' as const;
+  private readonly pool: PgPool;
+  private readonly schema: string;
+
+  constructor(options: PostgresOptions) {
+    this.schema = options.schema ?? 'public';
+    quoteIdent(this.schema);
+    this.pool = createPool(options);
+  }
+
+  private async one<R>(
+    text: string,
+    values: unknown[] = [],
+    db: PgQueryable = this.pool,
+  ): Promise<R | undefined> {
+    return (await db.query<R>(text, values)).rows[0];
+  }
+
+  private async all<R>(text: string, values: unknown[] = [], db: PgQueryable = this.pool): Promise<R[]> {
+    return (await db.query<R>(text, values)).rows;
+  }
+
+  /** BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an error). */
+  private async tx<T>(fn: (db: PgClient) => Promise<T>): Promise<T> {
+    return guard(async () => {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          broken = rollbackErr as Error;
+        }
+        throw err;
+      } finally {
+        // A connection that failed to roll back is not given to anyone else.
+        client.release(broken ?? false);
+      }
+    });
+  }
+
+  private async answer<T extends UsageOutcome | LedgerOutcome>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof Rollback) return err.outcome as T;
+      throw err;
+    }
+  }
+
+  async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
+    await guard(() => this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`));
+    return this.tx(async (db) => {
+      // Several servers starting at once: one migrates, the others wait and find nothing to do.
+      await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`);
+      const done = new Set(
+        (await this.all<{ version: number }>('SELECT version FROM schema_migrations', [], db)).map(
+          (r) => r.version,
+        ),
+      );
+      const applied: string[] = [];
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue;
+        await db.query(m.postgres);
+        await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          m.version,
+          m.name,
+          now,
+        ]);
+        applied.push(migrationLabel(m));
+      }
+      const { n } = (await this.one<{ n: number }>('SELECT count(*) AS n FROM plans', [], db))!;
+      if (n === 0) for (const p of plans) await this.insertPlan(p, now, db);
+      return { applied };
+    });
+  }
+
+  async ping(): Promise<void> {
+    await guard(() => this.pool.query('SELECT 1'));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => {});
+  }
+
+  /** Drops this store's schema and everything in it: for scratch schemas in tests. */
+  async dropSchema(): Promise<void> {
+    if (this.schema === 'public') throw new Error('Refusing to drop the public schema.');
+    await this.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(this.schema)} CASCADE`);
+  }
+
+  async listPlans(): Promise<Plan[]> {
+    return guard(async () =>
+      (await this.all<PlanRow>('SELECT id, unlimited, limits FROM plans ORDER BY id')).map(toPlan),
+    );
+  }
+
+  async getPlan(id: string): Promise<Plan | undefined> {
+    const row = await guard(() =>
+      this.one<PlanRow>('SELECT id, unlimited, limits FROM plans WHERE id = $1', [id]),
+    );
+    return row && toPlan(row);
+  }
+
+  async putPlan(plan: Plan, now: EpochSeconds): Promise<void> {
+    await guard(() => this.insertPlan(plan, now, this.pool));
+  }
+
+  private async insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable): Promise<void> {
+    await db.query(
+      `INSERT INTO plans (id, unlimited, limits, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
+         updated_at = excluded.updated_at`,
+      [plan.id, plan.unlimited, JSON.stringify(plan.limits), now],
+    );
+  }
+
+  async createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void> {
+    await this.tx(async (db) => {
+      await db.query(
+        `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 0, $6, $7)`,
+        [
+          account.id,
+          account.name,
+          account.planId,
+          account.status,
+          account.unlimitedOverride,
+          account.createdAt,
+          account.updatedAt,
+        ],
+      );
+      if (openingGrant) {
+        const outcome = await this.applyLedger(openingGrant, db);
+        if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
+      }
+    });
+  }
+
+  async getAccount(id: string): Promise<Account | undefined> {
+    const row = await guard(() => this.one<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]));
+    return row && toAccount(row);
+  }
+
+  async listAccounts(page: Page): Promise<Account[]> {
+    const rows = await guard(() =>
+      this.all<AccountRow>('SELECT * FROM accounts WHERE id > $1 ORDER BY id LIMIT $2', [
+        page.after ?? '',
+        page.limit,
+      ]),
+    );
+    return rows.map(toAccount);
+  }
+
+  async countAccounts(): Promise<number> {
+    return guard(async () => (await this.one<{ n: number }>('SELECT count(*) AS n FROM accounts'))!.n);
+  }
+
+  async updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined> {
+    return this.tx(async (db) => {
+      const row = await this.one<AccountRow>(
+        `UPDATE accounts SET
+           name = coalesce($1, name),
+           plan_id = coalesce($2, plan_id),
+           status = coalesce($3, status),
+           unlimited_override = CASE WHEN $4::boolean THEN $5::boolean ELSE unlimited_override END,
+           updated_at = $6
+         WHERE id = $7 RETURNING *`,
+        [
+          patch.name ?? null,
+          patch.planId ?? null,
+          patch.status ?? null,
+          patch.unlimitedOverride !== undefined,
+          patch.unlimitedOverride ?? null,
+          now,
+          id,
+        ],
+        db,
+      );
+      if (row && patch.status === 'closed') {
+        await db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND revoked_at IS NULL', [
+          now,
+          id,
+        ]);
+      }
+      return row && toAccount(row);
+    });
+  }
+
+  async createApiKey(key: ApiKeyRecord, digest: string): Promise<void> {
+    await guard(() =>
+      this.pool.query(
+        `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+         VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
+        [key.id, key.accountId, key.name, digest, key.hint, key.createdAt],
+      ),
+    );
+  }
+
+  async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await guard(() =>
+      this.one<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]),
+    );
+    return row && toKey(row);
+  }
+
+  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await guard(() =>
+      this.all<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY id`, [accountId]),
+    );
+    return rows.map(toKey);
+  }
+
+  async revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined> {
+    await guard(() =>
+      this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]),
+    );
+    return this.getApiKey(id);
+  }
+
+  async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
+    const row = await guard(() =>
+      this.one<{ id: string; account_id: string }>(
+        'SELECT id, account_id FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+        [digest],
+      ),
+    );
+    return row && { keyId: row.id, accountId: row.account_id };
+  }
+
+  async addUser(user: User): Promise<'added' | 'duplicate'> {
+    const result = await guard(() =>
+      this.pool.query(
+        `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (account_id, email) DO NOTHING`,
+        [user.id, user.accountId, user.email, user.role, user.createdAt],
+      ),
+    );
+    return result.rowCount === 1 ? 'added' : 'duplicate';
+  }
+
+  async listUsers(accountId: string): Promise<User[]> {
+    return guard(async () =>
+      (await this.all<UserRow>('SELECT * FROM users WHERE account_id = $1 ORDER BY id', [accountId])).map(
+        toUser,
+      ),
+    );
+  }
+
+  async removeUser(id: string): Promise<User | undefined> {
+    const row = await guard(() => this.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id]));
+    return row && toUser(row);
+  }
+
+  async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
+    // One round trip: the account, its plan, both counts and its windows.
+    const row = await guard(() =>
+      this.one<
+        AccountRow & {
+          plan_unlimited: boolean;
+          plan_limits: PlanRow['limits'];
+          api_key_count: number;
+          user_count: number;
+          windows: WindowRow[];
+        }
+      >(
+        `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
+           (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
+           (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
+           (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
+                      'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)), '[]'::json)
+              FROM fair_use_windows w WHERE w.account_id = a.id) AS windows
+         FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
+        [accountId],
+      ),
+    );
+    if (!row) return undefined;
+    return {
+      account: toAccount(row),
+      plan: toPlan({ id: row.plan_id, unlimited: row.plan_unlimited, limits: row.plan_limits }),
+      apiKeyCount: row.api_key_count,
+      userCount: row.user_count,
+      windows: row.windows.map(toWindow),
+    };
+  }
+
+  private async windowsOf(accountId: string, db: PgQueryable): Promise<WindowState[]> {
+    return (
+      await this.all<WindowRow>(
+        'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
+        [accountId],
+        db,
+      )
+    ).map(toWindow);
+  }
+
+  /** Serialises every transaction that uses the same (account, idempotency key). */
+  private async lockIdempotencyKey(
+    db: PgQueryable,
+    scope: string,
+    accountId: string,
+    key: string,
+  ): Promise<void> {
+    await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${scope}:${accountId}:${key}`]);
+  }
+
+  async appendLedger(entry: LedgerAppend): Promise<LedgerOutcome> {
+    return this.answer(() => this.tx((db) => this.applyLedger(entry, db)));
+  }
+
+  private async applyLedger(entry: LedgerAppend, db: PgQueryable): Promise<LedgerOutcome> {
+    if (entry.idempotencyKey !== null) {
+      await this.lockIdempotencyKey(db, 'ledger', entry.accountId, entry.idempotencyKey);
+      const prior = await this.one<LedgerRow>(
+        'SELECT * FROM token_ledger WHERE account_id = $1 AND idempotency_key = $2',
+        [entry.accountId, entry.idempotencyKey],
+        db,
+      );
+      if (prior) {
+        return prior.request_hash === entry.requestHash
+          ? { kind: 'replayed', entry: toLedger(prior) }
+          : { kind: 'idempotency_conflict' };
+      }
+    }
+    const delta = ledgerDelta(entry.kind, entry.amount);
+    // One conditional statement, re-checked by PostgreSQL on the locked row: the balance stays >= 0.
+    const moved = await this.one<{ token_balance: number }>(
+      'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 >= 0 RETURNING token_balance',
+      [delta, entry.accountId],
+      db,
+    );
+    if (!moved) {
+      const acc = await this.one<{ token_balance: number }>(
+        'SELECT token_balance FROM accounts WHERE id = $1',
+        [entry.accountId],
+        db,
+      );
+      throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+    }
+    const row = (await this.one<LedgerRow>(
+      `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [
+        entry.id,
+        entry.accountId,
+        entry.kind,
+        entry.amount,
+        delta,
+        moved.token_balance,
+        entry.reason,
+        entry.idempotencyKey,
+        entry.requestHash,
+        entry.createdAt,
+      ],
+      db,
+    ))!;
+    return { kind: 'applied', entry: toLedger(row) };
+  }
+
+  async listLedger(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    return guard(async () =>
+      (
+        await this.all<LedgerRow>(
+          'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+          [accountId, page.after ?? '', page.limit],
+        )
+      ).map(toLedger),
+    );
+  }
+
+  async commitUsage(c: UsageCommit): Promise<UsageOutcome> {
+    return this.answer(() => this.tx((db) => this.consume(c, db)));
+  }
+
+  private async consume(c: UsageCommit, db: PgQueryable): Promise<UsageOutcome> {
+    if (c.idempotency) {
+      await this.lockIdempotencyKey(db, 'usage', c.accountId, c.idempotency.key);
+      const prior = await this.one<{ request_hash: string; response: unknown }>(
+        'SELECT request_hash, response FROM usage_idempotency WHERE account_id = $1 AND idempotency_key = $2',
+        [c.accountId, c.idempotency.key],
+        db,
+      );
+      if (prior) {
+        return prior.request_hash === c.idempotency.requestHash
+          ? { kind: 'replayed', response: prior.response }
+          : { kind: 'idempotency_conflict' };
+      }
+    }
+    if (!(await this.one('SELECT 1 FROM accounts WHERE id = $1', [c.accountId], db)))
+      return { kind: 'not_found' };
+    for (const inc of c.increments) {
+      // One conditional upsert per window: starts the window if it is not running, adds if it fits.
+      // Under READ COMMITTED, ON CONFLICT DO UPDATE locks the row and evaluates WHERE on its latest version.
+      const row = await this.one(
+        `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+         SELECT $1, $2, $3, $4, $5::bigint, $5::bigint + $6::bigint, $7::bigint WHERE $7::bigint <= $8::bigint
+         ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
+           used       = CASE WHEN w.ends_at <= $5::bigint THEN excluded.used ELSE w.used + excluded.used END,
+           started_at = CASE WHEN w.ends_at <= $5::bigint THEN excluded.started_at ELSE w.started_at END,
+           ends_at    = CASE WHEN w.ends_at <= $5::bigint THEN excluded.ends_at ELSE w.ends_at END
+         WHERE (CASE WHEN w.ends_at <= $5::bigint THEN 0 ELSE w.used END) + excluded.used <= $8::bigint
+         RETURNING used`,
+        [c.accountId, inc.category, inc.unit, inc.window, c.now, inc.lengthSeconds, inc.amount, inc.limit],
+        db,
+      );
+      if (!row) {
+        const current = (await this.windowsOf(c.accountId, db)).find(
+          (w) => w.category === inc.category && w.unit === inc.unit && w.window === inc.window,
+        );
+        const running = isRunning(current, c.now);
+        const exceeded: Exceeded = {
+          slot: { category: inc.category, unit: inc.unit, window: inc.window },
+          limit: inc.limit,
+          used: running ? current.used : 0,
+          resetsAt: running ? current.endsAt : null,
+        };
+        throw new Rollback({ kind: 'exceeded', exceeded });
+      }
+    }
+    let balanceAfter: number | null = null;
+    if (c.charge) {
+      const outcome = await this.applyLedger(
+        {
+          id: c.charge.entryId,
+          accountId: c.accountId,
+          kind: 'charge',
+          amount: c.charge.amount,
+          reason: c.charge.reason,
+          idempotencyKey: null,
+          requestHash: '',
+          createdAt: c.now,
+        },
+        db,
+      );
+      if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
+      balanceAfter = outcome.entry.balanceAfter;
+    }
+    const response = c.render(await this.windowsOf(c.accountId, db), balanceAfter);
+    if (c.idempotency) {
+      await db.query(
+        `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now],
+      );
+    }
+    return { kind: 'committed', response };
+  }
+}

@@ -1,0 +1,9 @@
+import { describe } from 'vitest';
+import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
+import { storeContract } from './contract.js';
+
+const available = await postgresAvailable();
+
+describe.skipIf(!available)('PostgreSQL backend', () => {
+  storeContract('PostgreSQL', async () => scratchPostgresStore());
+});
