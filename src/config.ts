@@ -95,9 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function redact(name: string, value: string | undefined): string {
   if (value === undefined) return '';
-  return name === 'TOOLGATE_ADMIN_TOKEN' || name === 'TOOLGATE_KEY_SECRET'
-    ? `<${value.length} characters>`
-    : value;
+  if (name === 'TOOLGATE_ADMIN_TOKEN' || name === 'TOOLGATE_KEY_SECRET')
+    return `<${value.length} characters>`;
+  // A database URL may carry a password.
+  return value.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {

@@ -126,7 +126,10 @@ export function fairUseMetadata(
 
 export function validateAmounts(category: string, records: unknown, requests: unknown): Result<Amounts> {
   if (!(CATEGORIES as readonly string[]).includes(category)) {
-    return fail('invalid_arguments', `category must be one of ${CATEGORIES.join(', ')}.`);
+    return fail(
+      'invalid_arguments',
+      `category must be one of ${CATEGORIES.join(', ')} (got "${category.slice(0, 40)}").`,
+    );
   }
   for (const [name, value] of [
     ['records', records],

@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../service/index.js';
-import { installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
@@ -37,10 +37,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.bodyLimit ?? DEFAULT_BODY_LIMIT,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    frameworkErrors,
+    clientErrorHandler,
   });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // An absent body is taken as {}, on every route that takes one.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD')
+      request.body = {};
   });
 
   // JSON bodies: `application/json` with any charset parameter; an empty body is taken as {}.

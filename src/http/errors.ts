@@ -3,6 +3,7 @@
  * request_id}` with the status its code maps to. Nothing internal reaches the body.
  */
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   DEFAULT_MESSAGES,
@@ -11,6 +12,7 @@ import {
   type Failure,
   StoreUnavailableError,
 } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
 
 /** A failure on its way out of a route; thrown so Fastify's lifecycle stops where it is. */
 export class ApiError extends Error {
@@ -98,6 +100,38 @@ function fromFastify(err: FastifyError): ApiError | undefined {
   if (status === 404) return new ApiError('not_found');
   if (status >= 400 && status < 500) return new ApiError('invalid_arguments', 'The request is malformed.');
   return undefined;
+}
+
+/**
+ * Errors Node's HTTP parser meets before Fastify sees a request (headers too large, malformed
+ * HTTP, timeouts): answered in the same JSON shape, then the connection is closed.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'invalid_arguments';
+  const message =
+    code === 'invalid_arguments' ? 'The request is not well-formed HTTP.' : DEFAULT_MESSAGES[code];
+  const requestId = newId('req');
+  const body = JSON.stringify(errorBody(code, message, requestId));
+  const status = ERROR_STATUS[code];
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Fastify's own routing errors (a malformed URL), in the same shape. */
+export function frameworkErrors(_err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  sendError(reply, new ApiError('invalid_arguments', 'The request URL is malformed.'));
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

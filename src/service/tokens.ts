@@ -57,7 +57,7 @@ export class TokenService {
       case 'insufficient':
         return fail(
           'insufficient_tokens',
-          `The account has ${outcome.balance} tokens; ${amount} ${kind === 'charge' ? 'cannot be charged' : 'cannot be taken'}.`,
+          `The account has ${outcome.balance} tokens; ${Math.abs(amount)} cannot be ${kind === 'charge' ? 'charged' : 'taken away'}.`,
           { token_balance: outcome.balance },
         );
       case 'idempotency_conflict':

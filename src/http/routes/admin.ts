@@ -195,7 +195,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
         params: Id,
         body: Type.Object(
           {
-            category: Type.Union([Type.Literal('enrich'), Type.Literal('search')]),
+            category: Type.String({ description: 'enrich or search' }),
             records: Type.Optional(Type.Integer({ minimum: 0 })),
             requests: Type.Optional(Type.Integer({ minimum: 0 })),
             idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),

@@ -44,10 +44,6 @@ export async function toolRoutes(app: FastifyInstance, opts: { services: Service
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       onRequest: authenticate,
-      // An absent body is taken as {}.
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {};
-      },
       handler: async (request) => {
         const auth = request.auth!;
         return runTool(
@@ -59,7 +55,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { services: Service
     });
   }
 
-  app.post('/api/v1/tools/:tool', { schema: { hide: true } }, async (request) => {
+  // Authenticated like any tool call: without a valid key nothing is learnt about which tools exist.
+  app.post('/api/v1/tools/:tool', { schema: { hide: true }, onRequest: authenticate }, async (request) => {
     const name = (request.params as { tool: string }).tool;
     throw new ApiError('unknown_tool', `There is no tool "${name.slice(0, 64)}".`);
   });

@@ -1,0 +1,96 @@
+import { connect } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+
+/** Sends raw bytes to a listening app and returns what came back. */
+function raw(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let out = '';
+    socket.on('data', (d) => {
+      out += d;
+    });
+    socket.on('end', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+describe('errors outside the routes keep the JSON shape', () => {
+  let h: AppHarness;
+  beforeEach(async () => {
+    h = await scratchApp();
+  });
+  afterEach(async () => h.close());
+
+  it('authenticates before telling whether a tool exists', async () => {
+    const anonymous = await h.app.inject({ method: 'POST', url: '/api/v1/tools/no_such_tool', payload: {} });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json().code).toBe('missing_api_key');
+    const { key } = await accountWithKey(h.services);
+    const known = await h.app.inject({
+      method: 'POST',
+      url: '/api/v1/tools/no_such_tool',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(known.json().code).toBe('unknown_tool');
+  });
+
+  it('answers a malformed URL with 400 invalid_arguments, the JSON body and a request id', async () => {
+    const res = await h.app.inject({ method: 'POST', url: '/api/v1/tools/%zz' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      status: 'error',
+      code: 'invalid_arguments',
+      request_id: res.headers['x-request-id'],
+    });
+  });
+
+  it('takes an absent body as {} on the admin API too', async () => {
+    const { accountId } = await accountWithKey(h.services);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/admin/v1/accounts/${accountId}/keys`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.statusCode).toBe(201);
+  });
+
+  it('names the unknown category in a usage refusal', async () => {
+    const { accountId } = await accountWithKey(h.services);
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `/admin/v1/accounts/${accountId}/usage`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { category: 'browse' },
+    });
+    expect(res.json()).toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('browse'),
+    });
+  });
+
+  it('answers headers over the limit with 431 headers_too_large in JSON, on a real socket', async () => {
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (h.app.server.address() as { port: number }).port;
+    const reply = await raw(
+      port,
+      `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\nContent-Length: 0\r\n\r\n`,
+    );
+    expect(reply).toMatch(/^HTTP\/1.1 431 Request Header Fields Too Large/);
+    expect(reply).toMatch(/x-request-id: req_/);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 'error',
+      code: 'headers_too_large',
+    });
+  });
+
+  it('answers malformed HTTP with 400 in JSON, on a real socket', async () => {
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (h.app.server.address() as { port: number }).port;
+    const reply = await raw(port, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(reply).toMatch(/^HTTP\/1.1 400 Bad Request/);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      code: 'invalid_arguments',
+    });
+  });
+});
