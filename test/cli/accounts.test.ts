@@ -125,10 +125,13 @@ describe('toolgate usage errors', () => {
     const r = await t.run('accounts', 'create', '--name', 'X', '--tokens', 'abc');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^toolgate: .*--tokens must be a whole number from 0 to/);
-    for (const bad of ['-1', '1.5', '1e3', '']) {
-      const again = await t.run('accounts', 'create', '--name', 'X', '--tokens', bad);
-      expect(again.code, `--tokens ${JSON.stringify(bad)}`).toBe(2);
-    }
+    const bads = ['-1', '1.5', '1e3', ''];
+    const results = await Promise.all(
+      bads.map((bad) => t.run('accounts', 'create', '--name', 'X', '--tokens', bad)),
+    );
+    results.forEach((again, i) => {
+      expect(again.code, `--tokens ${JSON.stringify(bads[i])}`).toBe(2);
+    });
   });
 
   it('prints usage errors as a JSON error body in --json mode', async () => {
@@ -152,11 +155,11 @@ describe('toolgate usage errors', () => {
       ['accounts', 'update', 'acc_x'],
       ['serve', '--port', '70000'],
     ];
-    for (const args of cases) {
-      const r = await t.run(...args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(/^toolgate: \S/);
-    }
+    const results = await Promise.all(cases.map((args) => t.run(...args)));
+    results.forEach((r, i) => {
+      expect(r.code, cases[i]!.join(' ')).toBe(2);
+      expect(r.stderr, cases[i]!.join(' ')).toMatch(/^toolgate: \S/);
+    });
   });
 
   it('exits 2 when the service finds the arguments invalid (unknown plan)', async () => {

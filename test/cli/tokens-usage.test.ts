@@ -78,11 +78,12 @@ describe('toolgate tokens', () => {
 
   it('rejects amounts that are not positive whole numbers with exit 2, and unknown accounts with exit 1', async () => {
     const id = await newAccount();
-    for (const bad of ['0', '-3', 'ten', '2.5']) {
-      const r = await t.run('tokens', 'grant', id, bad);
-      expect(r.code, bad).toBe(2);
-      expect(r.stderr, bad).toContain('<amount> must be a whole number from 1');
-    }
+    const bads = ['0', '-3', 'ten', '2.5'];
+    const results = await Promise.all(bads.map((bad) => t.run('tokens', 'grant', id, bad)));
+    results.forEach((r, i) => {
+      expect(r.code, bads[i]).toBe(2);
+      expect(r.stderr, bads[i]).toContain('<amount> must be a whole number from 1');
+    });
     expect((await t.run('tokens', 'adjust', id, '0')).code).toBe(2);
     const missing = await t.run('tokens', 'ledger', 'acc_nope');
     expect(missing.code).toBe(1);
@@ -215,10 +216,10 @@ describe('toolgate usage record', () => {
       ['usage', 'record', id, '--category', 'enrich', '--records', 'many'],
       ['usage', 'record', id, '--category', 'enrich', '--requests', '0'],
     ];
-    for (const args of cases) {
-      const r = await t.run(...args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(/^toolgate: \S/);
-    }
+    const results = await Promise.all(cases.map((args) => t.run(...args)));
+    results.forEach((r, i) => {
+      expect(r.code, cases[i]!.join(' ')).toBe(2);
+      expect(r.stderr, cases[i]!.join(' ')).toMatch(/^toolgate: \S/);
+    });
   });
 });
