@@ -1,0 +1,62 @@
+/**
+ * @module Consumption over HTTP: the admin usage endpoint, the write path (one conditional
+ * transaction per call) that a tool served elsewhere meters through.
+ */
+import { expectStatus } from '../lib/admin.js';
+import type { Note, Scenario } from './scenario.js';
+
+const BODY = JSON.stringify({ category: 'enrich', records: 1 });
+
+export const consumption: Scenario = {
+  id: 'consumption',
+  title: 'consumption (HTTP)',
+  description: `POST /admin/v1/accounts/{id}/usage ${BODY}, rotating over every seeded account`,
+  requests: (f) =>
+    f.accounts.map((a) => ({
+      method: 'POST',
+      path: `/admin/v1/accounts/${a.id}/usage`,
+      headers: { authorization: `Bearer ${f.toolgate.adminToken}`, 'content-type': 'application/json' },
+      body: BODY,
+    })),
+  check(body, f) {
+    const b = body as { account_id?: unknown; recorded?: { records?: unknown; requests?: unknown } } | null;
+    if (b?.account_id !== f.accounts[0]?.id) return 'account_id is not the account of the request';
+    if (b?.recorded?.records !== 1 || b.recorded.requests !== 1)
+      return `recorded is ${JSON.stringify(b?.recorded)}, not {records: 1, requests: 1}`;
+    return null;
+  },
+  /** Every accepted call is counted once: toolgate's windows must add up to the 2xx answers. */
+  async afterwards(f, totals) {
+    let recorded = 0;
+    for (const a of f.accounts) {
+      const account = (await expectStatus(
+        200,
+        f.toolgate.url,
+        f.toolgate.adminToken,
+        'GET',
+        `/admin/v1/accounts/${a.id}`,
+      )) as { fair_use?: { enrich?: { requests?: { '5h'?: { used?: number } } } } };
+      recorded += account.fair_use?.enrich?.requests?.['5h']?.used ?? 0;
+    }
+    const slack = totals.runs * totals.connections;
+    const extra = recorded - totals.ok;
+    const notes: Note[] = [];
+    if (extra < 0) {
+      notes.push({
+        level: 'warning',
+        text: `toolgate recorded ${recorded} consumptions but answered ${totals.ok} with 2xx: ${-extra} lost`,
+      });
+    } else if (extra > slack) {
+      notes.push({
+        level: 'warning',
+        text: `toolgate recorded ${recorded} consumptions for ${totals.ok} 2xx answers: ${extra} more than the ${slack} that can be in flight when runs stop`,
+      });
+    } else {
+      notes.push({
+        level: 'info',
+        text: `windows add up: toolgate recorded ${recorded} consumptions, the load generator counted ${totals.ok} 2xx (+${extra} answered after a run stopped; at most ${slack})`,
+      });
+    }
+    return notes;
+  },
+};

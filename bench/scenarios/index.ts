@@ -1,0 +1,6 @@
+/** @module The scenarios, in the order they run. */
+import { consumption } from './consumption.js';
+import { getAccount } from './get-account.js';
+import type { Scenario } from './scenario.js';
+
+export const SCENARIOS: readonly Scenario[] = [getAccount, consumption];

@@ -1,0 +1,46 @@
+/**
+ * @module What a scenario is: the requests of one kind of traffic, sent alike to the baseline and to
+ * toolgate, plus the checks that make sure toolgate answers them as intended (a bench of 401s proves
+ * nothing). The runner (lib/runner.ts) does the measuring; a scenario only describes.
+ */
+import type { SeededAccount } from '../lib/admin.js';
+import type { LoadRequest } from '../lib/load.js';
+import type { Target, ToolgateTarget } from '../lib/targets.js';
+
+/** What every scenario runs against: the two servers and the seeded accounts. */
+export interface Fixture {
+  baseline: Target;
+  toolgate: ToolgateTarget;
+  accounts: readonly SeededAccount[];
+}
+
+export interface Note {
+  level: 'info' | 'warning';
+  text: string;
+}
+
+/** Totals over every toolgate run of a scenario (warm-up included), for the after-checks. */
+export interface ToolgateTotals {
+  /** 2xx answers the load generator counted, plus the one of the check before measuring. */
+  ok: number;
+  /** Load runs; at each stop up to `connections` requests may be answered uncounted. */
+  runs: number;
+  connections: number;
+}
+
+export interface Scenario {
+  /** For --only and the JSON. */
+  id: string;
+  title: string;
+  /** One line: what toolgate is asked. */
+  description: string;
+  /**
+   * The requests, one per seeded account (or key); each connection cycles through them. The baseline
+   * gets the same requests: its one route answers any POST path.
+   */
+  requests(f: Fixture): LoadRequest[];
+  /** The body of toolgate's 2xx answer to `requests(f)[0]`: null when right, else what is wrong. */
+  check(body: unknown, f: Fixture): string | null;
+  /** After measuring: checks of what toolgate recorded, as notes for the report. */
+  afterwards?(f: Fixture, totals: ToolgateTotals): Promise<Note[]>;
+}
