@@ -163,7 +163,7 @@ describe('the store is down', () => {
   it('answers 503 unavailable while another process holds the write lock, and recovers by itself', async () => {
     const { dir, cleanup } = scratchDir();
     const path = join(dir, 'toolgate.db');
-    const store = new SqliteStore({ path, busyTimeoutMs: 50 });
+    const store = new SqliteStore({ path, lockWaitMs: 200 });
     await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
     const services = createServices({
       store,
@@ -203,6 +203,53 @@ describe('the store is down', () => {
       // The other process lets go: the next request is served, with no restart.
       blocker.exec('COMMIT');
       expect((await consume()).statusCode).toBe(200);
+    } finally {
+      blocker.close();
+      await app.close();
+      await store.close();
+      cleanup();
+    }
+  });
+
+  it('keeps serving other requests while a write waits for another process to let go of the lock', async () => {
+    const { dir, cleanup } = scratchDir();
+    const path = join(dir, 'toolgate.db');
+    const store = new SqliteStore({ path, lockWaitMs: 30_000 });
+    await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+    const services = createServices({
+      store,
+      clock: new FixedClock(T0),
+      keyPrefix: 'tg',
+      keySecret: KEY_SECRET,
+    });
+    const app = await buildApp({ services, adminToken: ADMIN_TOKEN });
+    const { key, accountId } = await accountWithKey(services);
+    const blocker = new Database(path);
+    try {
+      blocker.exec('BEGIN IMMEDIATE');
+      let writeDone = false;
+      const write = app
+        .inject({
+          method: 'POST',
+          url: `/admin/v1/accounts/${accountId}/usage`,
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          payload: { category: 'enrich', records: 2 },
+        })
+        .finally(() => {
+          writeDone = true;
+        });
+      // The read is answered while the write is still waiting: the process is not frozen.
+      const read = await app.inject({
+        method: 'POST',
+        url: '/api/v1/tools/get_account',
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(read.statusCode).toBe(200);
+      expect(writeDone).toBe(false);
+      blocker.exec('COMMIT');
+      const written = await write;
+      expect(written.statusCode).toBe(200);
+      expect(written.json().fair_use.enrich.records['5h'].used).toBe(2);
     } finally {
       blocker.close();
       await app.close();

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import type { Account } from '../../domain/accounts.js';
 import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { EpochSeconds } from '../../domain/clock.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
 import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
@@ -44,9 +45,16 @@ import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 export interface SqliteStoreOptions {
   /** File path, or `:memory:`. */
   path: string;
-  /** How long a write waits for another process's lock before answering unavailable. */
-  busyTimeoutMs?: number;
+  /**
+   * How long a write waits for another process's lock before answering unavailable. The first
+   * few milliseconds are SQLite's own (blocking) wait; the rest are asynchronous retries, so one
+   * waiting write never stalls the other requests of the process.
+   */
+  lockWaitMs?: number;
 }
+
+const SYNC_BUSY_MS = 5;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Thrown inside a transaction to roll it back and answer with `outcome`. */
 class Rollback {
@@ -57,14 +65,36 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
+  private readonly lockWaitMs: number;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.lockWaitMs = options.lockWaitMs ?? 5000;
     this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
-    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
+  }
+
+  /**
+   * Runs `fn` (synchronous, one statement or one transaction). While another process holds the
+   * write lock, retries with backoff until lockWaitMs has passed, then answers unavailable. A busy
+   * attempt did nothing (BEGIN IMMEDIATE takes the lock first), so retrying it is safe.
+   */
+  private async attempt<T>(fn: () => T): Promise<T> {
+    const deadline = Date.now() + this.lockWaitMs;
+    let pause = 1;
+    for (;;) {
+      try {
+        return guard(fn);
+      } catch (err) {
+        const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
+        if (!busy || Date.now() >= deadline) throw err;
+        await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+        pause = Math.min(pause * 2, 25);
+      }
+    }
   }
 
   /** Prepared once, reused: statements are the hot path. */
@@ -78,7 +108,7 @@ export class SqliteStore implements Store {
   }
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    return guard(() =>
+    return this.attempt(() =>
       this.db
         .transaction(() => {
           this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -106,7 +136,7 @@ export class SqliteStore implements Store {
   }
 
   async ping(): Promise<void> {
-    guard(() => this.sql('SELECT 1').get());
+    await this.attempt(() => this.sql('SELECT 1').get());
   }
 
   async close(): Promise<void> {
@@ -114,20 +144,20 @@ export class SqliteStore implements Store {
   }
 
   async listPlans(): Promise<Plan[]> {
-    return guard(() =>
+    return this.attempt(() =>
       (this.sql('SELECT id, unlimited, limits FROM plans ORDER BY id').all() as PlanRow[]).map(toPlan),
     );
   }
 
   async getPlan(id: string): Promise<Plan | undefined> {
-    const row = guard(
+    const row = await this.attempt(
       () => this.sql('SELECT id, unlimited, limits FROM plans WHERE id = ?').get(id) as PlanRow | undefined,
     );
     return row && toPlan(row);
   }
 
   async putPlan(plan: Plan, now: EpochSeconds): Promise<void> {
-    guard(() => this.insertPlan(plan, now));
+    await this.attempt(() => this.insertPlan(plan, now));
   }
 
   private insertPlan(plan: Plan, now: EpochSeconds): void {
@@ -139,7 +169,7 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void> {
-    guard(() =>
+    await this.attempt(() =>
       this.db
         .transaction(() => {
           this.sql(
@@ -154,21 +184,24 @@ export class SqliteStore implements Store {
             account.createdAt,
             account.updatedAt,
           );
-          if (openingGrant) this.applyLedger(openingGrant);
+          if (openingGrant) {
+            const outcome = this.applyLedger(openingGrant);
+            if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
+          }
         })
         .immediate(),
     );
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
-    const row = guard(
+    const row = await this.attempt(
       () => this.sql('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined,
     );
     return row && toAccount(row);
   }
 
   async listAccounts(page: Page): Promise<Account[]> {
-    const rows = guard(
+    const rows = await this.attempt(
       () =>
         this.sql('SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?').all(
           page.after ?? '',
@@ -179,11 +212,11 @@ export class SqliteStore implements Store {
   }
 
   async countAccounts(): Promise<number> {
-    return guard(() => (this.sql('SELECT count(*) AS n FROM accounts').get() as { n: number }).n);
+    return this.attempt(() => (this.sql('SELECT count(*) AS n FROM accounts').get() as { n: number }).n);
   }
 
   async updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined> {
-    return guard(() =>
+    return this.attempt(() =>
       this.db
         .transaction(() => {
           const row = this.sql(
@@ -216,7 +249,7 @@ export class SqliteStore implements Store {
   }
 
   async createApiKey(key: ApiKeyRecord, digest: string): Promise<void> {
-    guard(() =>
+    await this.attempt(() =>
       this.sql(
         `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
          VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
@@ -227,7 +260,7 @@ export class SqliteStore implements Store {
   private static readonly KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
 
   async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = guard(
+    const row = await this.attempt(
       () =>
         this.sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id) as
           | KeyRow
@@ -237,7 +270,7 @@ export class SqliteStore implements Store {
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    const rows = guard(
+    const rows = await this.attempt(
       () =>
         this.sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY id`).all(
           accountId,
@@ -247,14 +280,14 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined> {
-    guard(() =>
+    await this.attempt(() =>
       this.sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id),
     );
     return this.getApiKey(id);
   }
 
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
-    const row = guard(
+    const row = await this.attempt(
       () =>
         this.sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as
           | { id: string; account_id: string }
@@ -264,7 +297,7 @@ export class SqliteStore implements Store {
   }
 
   async addUser(user: User): Promise<'added' | 'duplicate'> {
-    const result = guard(() =>
+    const result = await this.attempt(() =>
       this.sql(
         `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (account_id, email) DO NOTHING`,
@@ -274,7 +307,7 @@ export class SqliteStore implements Store {
   }
 
   async listUsers(accountId: string): Promise<User[]> {
-    return guard(() =>
+    return this.attempt(() =>
       (this.sql('SELECT * FROM users WHERE account_id = ? ORDER BY id').all(accountId) as UserRow[]).map(
         toUser,
       ),
@@ -282,14 +315,14 @@ export class SqliteStore implements Store {
   }
 
   async removeUser(id: string): Promise<User | undefined> {
-    const row = guard(
+    const row = await this.attempt(
       () => this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as UserRow | undefined,
     );
     return row && toUser(row);
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
-    return guard(() => {
+    return this.attempt(() => {
       const row = this.sql(
         `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
@@ -323,7 +356,7 @@ export class SqliteStore implements Store {
   }
 
   async appendLedger(entry: LedgerAppend): Promise<LedgerOutcome> {
-    return guard(() => {
+    return this.attempt(() => {
       try {
         return this.db.transaction(() => this.applyLedger(entry)).immediate();
       } catch (err) {
@@ -376,7 +409,7 @@ export class SqliteStore implements Store {
   }
 
   async listLedger(accountId: string, page: Page): Promise<LedgerEntry[]> {
-    return guard(() =>
+    return this.attempt(() =>
       (
         this.sql('SELECT * FROM token_ledger WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?').all(
           accountId,
@@ -388,7 +421,7 @@ export class SqliteStore implements Store {
   }
 
   async commitUsage(c: UsageCommit): Promise<UsageOutcome> {
-    return guard(() => {
+    return this.attempt(() => {
       try {
         return this.db.transaction(() => this.consume(c)).immediate();
       } catch (err) {
