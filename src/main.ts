@@ -6,7 +6,10 @@ import { startServer } from './server.js';
 export async function serve(overrides: { host?: string; port?: number } = {}): Promise<void> {
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
-    const config = { ...loadConfig(), ...overrides };
+    const config = loadConfig();
+    // Only what was given overrides the environment.
+    if (overrides.host !== undefined) config.host = overrides.host;
+    if (overrides.port !== undefined) config.port = overrides.port;
     running = await startServer(config);
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -1,10 +1,12 @@
-/** @module Opens the store the configuration names. */
+/** @module Opens the store the configuration names (each driver is loaded only when it is used). */
 import type { DatabaseConfig } from '../config.js';
-import { PostgresStore } from './postgres/postgres-store.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 export async function openStore(database: DatabaseConfig): Promise<Store> {
-  if (database.kind === 'sqlite') return new SqliteStore({ path: database.path });
+  if (database.kind === 'sqlite') {
+    const { SqliteStore } = await import('./sqlite/sqlite-store.js');
+    return new SqliteStore({ path: database.path });
+  }
+  const { PostgresStore } = await import('./postgres/postgres-store.js');
   return new PostgresStore({ url: database.url, poolSize: database.poolSize });
 }
