@@ -108,11 +108,19 @@ function limitsFromMap(values: Map<string, number>): PlanLimits {
   return { enrich: cat('enrich'), search: cat('search') };
 }
 
+/** `value[a][b][c]`, or undefined where any step is not an object. */
+function pick(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const p of path)
+    v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+  return v;
+}
+
 /** Checks a limits object that came from outside (JSON): every window present, whole numbers >= 0. */
 export function validateLimits(value: unknown): Result<PlanLimits> {
   const values = new Map<string, number>();
   for (const s of WINDOW_SLOTS) {
-    const v = (value as any)?.[s.category]?.[s.unit]?.[s.window];
+    const v = pick(value, s.category, s.unit, s.window);
     if (!isLimit(v)) return fail('invalid_arguments', `limits.${slotName(s)} must be a whole number >= 0.`);
     values.set(slotName(s), v);
   }

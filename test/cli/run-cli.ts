@@ -19,7 +19,6 @@ export interface Scratch {
   /** Runs `toolgate <args>` on this scratch database. */
   run(...args: string[]): Promise<CliResult>;
   /** Runs it with --json, expects exit 0, and parses stdout. */
-  // biome-ignore lint/suspicious/noExplicitAny: tests read the printed JSON loosely
   json<T = any>(...args: string[]): Promise<T>;
   cleanup(): void;
 }
