@@ -9,6 +9,7 @@ import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { createServices, type Services } from './service/index.js';
+import { KeyUsageRecorder } from './service/key-usage.js';
 import { openStore } from './store/open.js';
 
 export interface Running {
@@ -23,7 +24,15 @@ export async function startServer(config: Config): Promise<Running> {
   const store = await openStore(config.database);
   const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-  const services = createServices({ store, clock: systemClock, keyPrefix: config.keyPrefix, keySecret });
+  const keyUsage = new KeyUsageRecorder(store, systemClock);
+  keyUsage.start();
+  const services = createServices({
+    store,
+    clock: systemClock,
+    keyPrefix: config.keyPrefix,
+    keySecret,
+    keyUsage,
+  });
   const app = await buildApp({ services, adminToken: config.adminToken, logger });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -39,6 +48,7 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
       await store.close();
     })();
     return closing;

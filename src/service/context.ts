@@ -1,6 +1,7 @@
 /** @module What every use case is given: the store, the clock, and the key settings. */
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
+import type { KeyUsageRecorder } from './key-usage.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -9,6 +10,8 @@ export interface ServiceDeps {
   keyPrefix: string;
   /** HMAC secret for key digests. */
   keySecret: string;
+  /** Where successful authentications are noted (last_used_at); none in one-shot tools like the CLI. */
+  keyUsage?: KeyUsageRecorder;
 }
 
 export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);

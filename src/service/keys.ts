@@ -51,6 +51,8 @@ export class KeyService {
     if (presented === undefined || presented === '') return fail('missing_api_key');
     if (!isWellFormedKey(presented, this.deps.keyPrefix)) return fail('invalid_api_key');
     const found = await this.deps.store.findActiveKey(digestKey(this.deps.keySecret, presented));
-    return found ? ok(found) : fail('invalid_api_key');
+    if (!found) return fail('invalid_api_key');
+    this.deps.keyUsage?.touch(found.keyId);
+    return ok(found);
   }
 }

@@ -96,6 +96,8 @@ export interface Store {
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Revokes (idempotently); undefined when there is no such key. */
   revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined>;
+  /** Sets last_used_at of each key (never moving it back); one statement for the whole batch. */
+  touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
   /** The key with this digest, if it exists and is not revoked. */
   findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
 

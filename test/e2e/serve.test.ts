@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
@@ -45,6 +46,14 @@ describe('npm start (node dist/main.js) as a real process', () => {
     });
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
+
+    // SIGTERM wrote the batched last-use time of the key before the process exited.
+    const db = new Database(join(dir, 'data', 'toolgate.db'), { readonly: true });
+    const row = db.prepare("SELECT last_used_at FROM api_keys WHERE name = 'demo'").get() as {
+      last_used_at: number | null;
+    };
+    db.close();
+    expect(row.last_used_at).toEqual(expect.any(Number));
   });
 
   it('creates no demo account when NODE_ENV=production', async () => {

@@ -358,6 +358,22 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           await store.revokeApiKey(k1.id, T + 1);
           expect(await store.findActiveKey('digest-2')).toEqual({ keyId: k2.id, accountId: acc.id });
         });
+
+        it('records last use in one batch, never moving a time back, ignoring unknown keys', async () => {
+          const k1 = apiKey(acc.id);
+          const k2 = apiKey(acc.id);
+          await store.createApiKey(k1, 'digest-u1');
+          await store.createApiKey(k2, 'digest-u2');
+          await store.touchApiKeys([]);
+          await store.touchApiKeys([
+            { id: k1.id, at: T + 10 },
+            { id: k2.id, at: T + 20 },
+            { id: id('key'), at: T + 30 },
+          ]);
+          await store.touchApiKeys([{ id: k1.id, at: T + 5 }]);
+          expect((await store.getApiKey(k1.id))?.lastUsedAt).toBe(T + 10);
+          expect((await store.getApiKey(k2.id))?.lastUsedAt).toBe(T + 20);
+        });
       });
 
       describe('users', () => {

@@ -282,6 +282,18 @@ export class PostgresStore implements Store {
     return this.getApiKey(id);
   }
 
+  async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
+    if (entries.length === 0) return;
+    await guard(() =>
+      this.pool.query(
+        `UPDATE api_keys k SET last_used_at = v.at
+         FROM unnest($1::text[], $2::bigint[]) AS v (id, at)
+         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`,
+        [entries.map((e) => e.id), entries.map((e) => e.at)],
+      ),
+    );
+  }
+
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
     const row = await guard(() =>
       this.one<{ id: string; account_id: string }>(

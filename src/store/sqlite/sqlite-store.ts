@@ -286,6 +286,20 @@ export class SqliteStore implements Store {
     return this.getApiKey(id);
   }
 
+  async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.attempt(() =>
+      this.db
+        .transaction(() => {
+          const touch = this.sql(
+            'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+          );
+          for (const e of entries) touch.run(e.at, e.id, e.at);
+        })
+        .immediate(),
+    );
+  }
+
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
     const row = await this.attempt(
       () =>

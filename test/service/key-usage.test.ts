@@ -1,0 +1,69 @@
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServices } from '../../src/service/index.js';
+import { KeyUsageRecorder } from '../../src/service/key-usage.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { accountWithKey, type Harness, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
+
+describe('key last-use times', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await scratchServices();
+  });
+  afterEach(async () => h.close());
+
+  it('are noted on authentication and written only when flushed', async () => {
+    const recorder = new KeyUsageRecorder(h.store, h.clock);
+    const services = createServices({
+      store: h.store,
+      clock: h.clock,
+      keyPrefix: 'tg',
+      keySecret: KEY_SECRET,
+      keyUsage: recorder,
+    });
+    const { key, keyId } = await accountWithKey(services);
+    h.clock.advance(60);
+    expect((await services.keys.authenticate(key)).ok).toBe(true);
+    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBeNull();
+    await recorder.flush();
+    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+  });
+
+  it('are not noted for a refused key', async () => {
+    const recorder = new KeyUsageRecorder(h.store, h.clock);
+    const services = createServices({
+      store: h.store,
+      clock: h.clock,
+      keyPrefix: 'tg',
+      keySecret: KEY_SECRET,
+      keyUsage: recorder,
+    });
+    const { key, keyId } = await accountWithKey(services);
+    await services.keys.revoke(keyId);
+    expect((await services.keys.authenticate(key)).ok).toBe(false);
+    await recorder.stop();
+    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBeNull();
+  });
+
+  it('keep what could not be written while the database was locked, and write it at the next flush', async () => {
+    const store = new SqliteStore({ path: h.dbPath, lockWaitMs: 50 });
+    const recorder = new KeyUsageRecorder(store, h.clock);
+    const services = createServices({
+      store,
+      clock: h.clock,
+      keyPrefix: 'tg',
+      keySecret: KEY_SECRET,
+      keyUsage: recorder,
+    });
+    const { key, keyId } = await accountWithKey(services);
+    await services.keys.authenticate(key);
+    const blocker = new Database(h.dbPath);
+    blocker.exec('BEGIN IMMEDIATE');
+    await expect(recorder.flush()).rejects.toThrow(/unavailable/);
+    blocker.exec('COMMIT');
+    blocker.close();
+    await recorder.flush();
+    expect((await store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000));
+    await store.close();
+  });
+});
