@@ -8,5 +8,5 @@ export async function openStore(database: DatabaseConfig): Promise<Store> {
     return new SqliteStore({ path: database.path });
   }
   const { PostgresStore } = await import('./postgres/postgres-store.js');
-  return new PostgresStore({ url: database.url, poolSize: database.poolSize });
+  return new PostgresStore({ url: database.url, poolSize: database.poolSize, schema: database.schema });
 }

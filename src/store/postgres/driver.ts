@@ -56,7 +56,8 @@ export function createPool(o: PostgresOptions): PgPool {
     idle_in_transaction_session_timeout: 10_000,
     options: `-c search_path=${quoteIdent(schema)}`,
     types,
-    application_name: 'toolgate',
+    // The URL's own application_name, if it has one, names the connections in pg_stat_activity.
+    ...(/[?&]application_name=/.test(o.url) ? {} : { application_name: 'toolgate' }),
   });
   // An idle client losing its connection (server restart, pg_terminate_backend) must not crash the
   // process; the pool drops it and the next checkout connects afresh.
