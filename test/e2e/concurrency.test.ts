@@ -1,111 +1,29 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { scratchDir } from '../helpers.js';
-import { adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
-import { type ServerProcess, startServer } from './process.js';
+import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
+import { multiServerSuite } from './multi-server.js';
 
-/** Two real server processes on one SQLite file: writes race across processes, not just within one. */
-describe('concurrent consumption through real HTTP on real server processes', () => {
-  let dir: string;
-  let cleanup: () => void;
-  let a: ServerProcess;
-  let b: ServerProcess;
+multiServerSuite('SQLite', async () => {
+  const { dir, cleanup } = scratchDir();
+  return { env: { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` }, cleanup };
+});
 
-  beforeAll(async () => {
-    ({ dir, cleanup } = scratchDir());
-    const env = {
-      TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
-      TOOLGATE_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
+const available = await postgresAvailable();
+
+describe.skipIf(!available)('PostgreSQL', () => {
+  multiServerSuite('PostgreSQL', async () => {
+    const schema = scratchSchemaName();
+    return {
+      env: {
+        TOOLGATE_DATABASE_URL: POSTGRES_URL,
+        TOOLGATE_DATABASE_SCHEMA: schema,
+        TOOLGATE_KEY_SECRET: 'e2e-key-secret-0123456789abcdef0123456789',
+      },
+      async cleanup() {
+        const { scratchPostgresStore } = await import('../postgres.js');
+        await scratchPostgresStore(schema).cleanup();
+      },
     };
-    a = await startServer(env);
-    b = await startServer(env);
-    expect((await adminCall(a.url, 'PUT', '/plans/hundred', planWithLimit(100))).status).toBe(200);
-  });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    cleanup?.();
-  });
-
-  const newAccount = async (body: Record<string, unknown>) => {
-    const res = await adminCall(a.url, 'POST', '/accounts', body);
-    expect(res.status).toBe(201);
-    return res.body.id as string;
-  };
-
-  it('300 concurrent consumptions of 1 on a limit of 100 grant exactly 100 and refuse 200 (one server)', async () => {
-    const id = await newAccount({ name: 'race-1', plan: 'hundred' });
-    const answers = await Promise.all(
-      Array.from({ length: 300 }, () =>
-        adminCall(a.url, 'POST', `/accounts/${id}/usage`, { category: 'enrich', requests: 1, records: 0 }),
-      ),
-    );
-    const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(200);
-    for (const r of answers.filter((x) => x.status === 429)) expect(r.body.window).toBe('enrich.requests.5h');
-    const account = await adminCall(a.url, 'GET', `/accounts/${id}`);
-    expect(account.body.fair_use.enrich.requests['5h']).toMatchObject({ used: 100, remaining: 0 });
-  });
-
-  it('300 concurrent consumptions spread over two servers on one file grant exactly 100', async () => {
-    const id = await newAccount({ name: 'race-2', plan: 'hundred' });
-    const answers = await Promise.all(
-      Array.from({ length: 300 }, (_, i) =>
-        adminCall(i % 2 ? a.url : b.url, 'POST', `/accounts/${id}/usage`, { category: 'enrich', records: 1 }),
-      ),
-    );
-    const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(200);
-    const windows = (await adminCall(b.url, 'GET', `/accounts/${id}`)).body.fair_use.enrich;
-    expect(windows.records['5h'].used).toBe(100);
-    expect(windows.records['1w'].used).toBe(100);
-    expect(windows.requests['5h'].used).toBe(100);
-  });
-
-  it('one idempotency key retried concurrently on both servers counts once and answers the same', async () => {
-    const id = await newAccount({ name: 'idem', plan: 'hundred' });
-    const body = { category: 'enrich', records: 3, idempotency_key: 'retry-me' };
-    const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        adminCall(i % 2 ? a.url : b.url, 'POST', `/accounts/${id}/usage`, body),
-      ),
-    );
-    expect(answers.every((r) => r.status === 200)).toBe(true);
-    expect(new Set(answers.map((r) => JSON.stringify(r.body))).size).toBe(1);
-    const windows = (await adminCall(a.url, 'GET', `/accounts/${id}`)).body.fair_use.enrich;
-    expect(windows.records['5h'].used).toBe(3);
-    expect(windows.requests['5h'].used).toBe(1);
-  });
-
-  it('concurrent token charges never take the balance below 0, and each idempotency key counts once', async () => {
-    const id = await newAccount({ name: 'charges', tokens: 100 });
-    const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, i) =>
-        adminCall(i % 2 ? a.url : b.url, 'POST', `/accounts/${id}/tokens`, { kind: 'charge', amount: 3 }),
-      ),
-    );
-    expect(answers.filter((r) => r.status === 201)).toHaveLength(33);
-    expect(answers.filter((r) => r.status === 402)).toHaveLength(27);
-    expect((await adminCall(a.url, 'GET', `/accounts/${id}`)).body.token_balance).toBe(1);
-
-    const again = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        adminCall(i % 2 ? a.url : b.url, 'POST', `/accounts/${id}/tokens`, {
-          kind: 'grant',
-          amount: 5,
-          idempotency_key: 'g-1',
-        }),
-      ),
-    );
-    expect(again.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(again.filter((r) => r.status === 200 && r.body.replayed)).toHaveLength(19);
-    expect((await adminCall(b.url, 'GET', `/accounts/${id}`)).body.token_balance).toBe(6);
-    const ledger = (await adminCall(a.url, 'GET', `/accounts/${id}/tokens?limit=500`)).body.data;
-    expect(ledger.filter((e: { kind: string }) => e.kind === 'charge')).toHaveLength(33);
-    expect(ledger.filter((e: { kind: string }) => e.kind === 'grant')).toHaveLength(2);
   });
 });

@@ -755,6 +755,18 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           expect((await windows()).find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(5);
         });
 
+        it('replays the stored response byte for byte, member order included', async () => {
+          const idempotency = { key: 'use-order', requestHash: 'h1' };
+          const answer = { zeta: 1, alpha: { long_member_name: true, b: [3, 1, 2] }, mid: 'x' };
+          const first = await commit('enrich', { records: 1, requests: 1 }, T, {
+            idempotency,
+            render: () => answer,
+          });
+          const again = await commit('enrich', { records: 1, requests: 1 }, T + 1, { idempotency });
+          expect(first.kind === 'committed' && JSON.stringify(first.response)).toBe(JSON.stringify(answer));
+          expect(again.kind === 'replayed' && JSON.stringify(again.response)).toBe(JSON.stringify(answer));
+        });
+
         it('answers idempotency_conflict for the same key with another request, and consumes nothing', async () => {
           await commit('enrich', { records: 5, requests: 1 }, T, {
             idempotency: { key: 'use-1', requestHash: 'h1' },

@@ -139,7 +139,7 @@ export const initial: Migration = {
       account_id       TEXT NOT NULL REFERENCES accounts (id),
       idempotency_key  TEXT NOT NULL,
       request_hash     TEXT NOT NULL,
-      response         JSONB NOT NULL,
+      response         TEXT NOT NULL,
       created_at       BIGINT NOT NULL,
       PRIMARY KEY (account_id, idempotency_key)
     );

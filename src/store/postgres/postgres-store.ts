@@ -451,14 +451,15 @@ export class PostgresStore implements Store {
   private async consume(c: UsageCommit, db: PgQueryable): Promise<UsageOutcome> {
     if (c.idempotency) {
       await this.lockIdempotencyKey(db, 'usage', c.accountId, c.idempotency.key);
-      const prior = await this.one<{ request_hash: string; response: unknown }>(
+      // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
+      const prior = await this.one<{ request_hash: string; response: string }>(
         'SELECT request_hash, response FROM usage_idempotency WHERE account_id = $1 AND idempotency_key = $2',
         [c.accountId, c.idempotency.key],
         db,
       );
       if (prior) {
         return prior.request_hash === c.idempotency.requestHash
-          ? { kind: 'replayed', response: prior.response }
+          ? { kind: 'replayed', response: JSON.parse(prior.response) }
           : { kind: 'idempotency_conflict' };
       }
     }
