@@ -19,6 +19,7 @@ const EnvSchema = Type.Object({
   TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
   TOOLGATE_DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+  TOOLGATE_DATABASE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{2,5}$' })),
   LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
   NODE_ENV: Type.Optional(Type.String()),
 });
@@ -34,14 +35,16 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_KEY_SECRET: 'must be at least 32 characters (for example: openssl rand -hex 32)',
   TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
-  TOOLGATE_DATABASE_SCHEMA: 'must be a lower-case schema name: letters, digits and underscores (PostgreSQL only)',
+  TOOLGATE_DATABASE_SCHEMA:
+    'must be a lower-case schema name: letters, digits and underscores (PostgreSQL only)',
+  TOOLGATE_DATABASE_TIMEOUT_MS: 'must be a whole number of milliseconds from 100 to 999999 (PostgreSQL only)',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
-  | { kind: 'postgres'; url: string; poolSize: number; schema: string };
+  | { kind: 'postgres'; url: string; poolSize: number; schema: string; timeoutMs: number };
 
 export interface Config {
   database: DatabaseConfig;
@@ -80,10 +83,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
   return {
-    database: parseDatabaseUrl(
-      e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db',
-      { poolSize: Number(e.TOOLGATE_DATABASE_POOL_SIZE ?? '10'), schema: e.TOOLGATE_DATABASE_SCHEMA ?? 'public' },
-    ),
+    database: parseDatabaseUrl(e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db', {
+      poolSize: Number(e.TOOLGATE_DATABASE_POOL_SIZE ?? '10'),
+      schema: e.TOOLGATE_DATABASE_SCHEMA ?? 'public',
+      timeoutMs: Number(e.TOOLGATE_DATABASE_TIMEOUT_MS ?? '5000'),
+    }),
     host: e.HOST ?? '127.0.0.1',
     port,
     adminToken: e.TOOLGATE_ADMIN_TOKEN ?? null,
@@ -103,7 +107,10 @@ function redact(name: string, value: string | undefined): string {
   return value.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
-export function parseDatabaseUrl(url: string, pg = { poolSize: 10, schema: 'public' }): DatabaseConfig {
+export function parseDatabaseUrl(
+  url: string,
+  pg = { poolSize: 10, schema: 'public', timeoutMs: 5000 },
+): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };

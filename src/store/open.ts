@@ -8,5 +8,11 @@ export async function openStore(database: DatabaseConfig): Promise<Store> {
     return new SqliteStore({ path: database.path });
   }
   const { PostgresStore } = await import('./postgres/postgres-store.js');
-  return new PostgresStore({ url: database.url, poolSize: database.poolSize, schema: database.schema });
+  return new PostgresStore({
+    url: database.url,
+    poolSize: database.poolSize,
+    schema: database.schema,
+    statementTimeoutMs: database.timeoutMs,
+    connectTimeoutMs: Math.min(2_000, database.timeoutMs),
+  });
 }

@@ -39,6 +39,7 @@ import type {
 import {
   createPool,
   guard,
+  isUnavailable,
   type PgClient,
   type PgPool,
   type PgQueryable,
@@ -88,10 +89,15 @@ export class PostgresStore implements Store {
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackErr) {
-          broken = rollbackErr as Error;
+        if (isUnavailable(err)) {
+          // The connection is gone or stalled: the server rolls back when it drops; don't wait on it twice.
+          broken = err as Error;
+        } else {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackErr) {
+            broken = rollbackErr as Error;
+          }
         }
         throw err;
       } finally {
