@@ -30,9 +30,11 @@ const HINTS: Record<keyof Env, string> = {
     'must be sqlite:<path> (for example sqlite:./data/toolgate.db) or postgres://user@host:port/db',
   HOST: 'must be a host name or address to listen on, for example 127.0.0.1 or 0.0.0.0',
   PORT: 'must be a port number from 0 to 65535',
-  TOOLGATE_ADMIN_TOKEN: 'must be at least 16 characters (unset it to turn the admin API off)',
+  TOOLGATE_ADMIN_TOKEN:
+    'must be a token of at least 16 characters, or name:token pairs separated by commas (unset it to turn the admin API off)',
   TOOLGATE_KEY_PREFIX: 'must be 1-16 lower-case letters or digits, starting with a letter (no underscore)',
-  TOOLGATE_KEY_SECRET: 'must be at least 32 characters (for example: openssl rand -hex 32)',
+  TOOLGATE_KEY_SECRET:
+    'must be at least 32 characters (for example: openssl rand -hex 32); to rotate, list the new one first: new,old',
   TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
   TOOLGATE_DATABASE_SCHEMA:
@@ -42,6 +44,33 @@ const HINTS: Record<keyof Env, string> = {
   NODE_ENV: 'must be a string',
 };
 
+export interface AdminToken {
+  /** Who acts, in the audit trail: `admin:<name>`. */
+  name: string;
+  token: string;
+}
+
+const NAMED_TOKEN = /^([a-z0-9_-]{1,32}):(.+)$/;
+
+/**
+ * `TOOLGATE_ADMIN_TOKEN`: one token (named "admin"), or `name:token` pairs separated by commas,
+ * one per operator or system, so the audit trail says who acted.
+ */
+export function parseAdminTokens(value: string | undefined): AdminToken[] {
+  if (!value) return [];
+  const named = value.includes(',') || NAMED_TOKEN.test(value);
+  const tokens = named
+    ? value.split(',').map((part) => {
+        const m = NAMED_TOKEN.exec(part.trim());
+        if (!m) throw new Error('must list name:token pairs, names of 1-32 characters a-z, 0-9, "_" or "-"');
+        return { name: m[1]!, token: m[2]! };
+      })
+    : [{ name: 'admin', token: value }];
+  if (tokens.some((t) => t.token.length < 16)) throw new Error('tokens must be at least 16 characters each');
+  if (new Set(tokens.map((t) => t.name)).size !== tokens.length) throw new Error('names must be distinct');
+  return tokens;
+}
+
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
   | { kind: 'postgres'; url: string; poolSize: number; schema: string; timeoutMs: number };
@@ -50,11 +79,14 @@ export interface Config {
   database: DatabaseConfig;
   host: string;
   port: number;
-  /** null: the admin API is off. */
-  adminToken: string | null;
+  /** Who may use the admin API, by name (audited); empty: the admin API is off. */
+  adminTokens: AdminToken[];
   keyPrefix: string;
-  /** null: not given; for SQLite one is generated into the data directory (see resolveKeySecret). */
-  keySecret: string | null;
+  /**
+   * HMAC secrets for key digests, the current one first, older ones after it while rotating.
+   * Empty: not given; for SQLite one is generated into the data directory (see resolveKeySecrets).
+   */
+  keySecrets: string[];
   rateLimit: number;
   logLevel: (typeof LOG_LEVELS)[number];
   production: boolean;
@@ -79,6 +111,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(picked.PORT ?? '8080');
   if (!problems.has('PORT') && port > 65535)
     problems.set('PORT', `PORT ${HINTS.PORT} (got "${picked.PORT}")`);
+  if (!problems.has('TOOLGATE_ADMIN_TOKEN') && picked.TOOLGATE_ADMIN_TOKEN) {
+    try {
+      parseAdminTokens(picked.TOOLGATE_ADMIN_TOKEN);
+    } catch (err) {
+      problems.set('TOOLGATE_ADMIN_TOKEN', `TOOLGATE_ADMIN_TOKEN ${(err as Error).message}`);
+    }
+  }
+  if (picked.TOOLGATE_KEY_SECRET?.split(',').some((k) => k.length < 32)) {
+    problems.set(
+      'TOOLGATE_KEY_SECRET',
+      `TOOLGATE_KEY_SECRET ${HINTS.TOOLGATE_KEY_SECRET} (a listed secret is too short)`,
+    );
+  }
   if (problems.size > 0)
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
@@ -90,9 +135,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     host: e.HOST ?? '127.0.0.1',
     port,
-    adminToken: e.TOOLGATE_ADMIN_TOKEN ?? null,
+    adminTokens: parseAdminTokens(e.TOOLGATE_ADMIN_TOKEN),
     keyPrefix: e.TOOLGATE_KEY_PREFIX ?? 'tg',
-    keySecret: e.TOOLGATE_KEY_SECRET ?? null,
+    keySecrets: e.TOOLGATE_KEY_SECRET ? e.TOOLGATE_KEY_SECRET.split(',') : [],
     rateLimit: Number(e.TOOLGATE_RATE_LIMIT ?? '100'),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
@@ -122,8 +167,8 @@ export function parseDatabaseUrl(
  * The HMAC secret for key digests. From TOOLGATE_KEY_SECRET when set; for SQLite, otherwise,
  * generated once into `key-secret` beside the database file (mode 0600) and read from there after.
  */
-export function resolveKeySecret(config: Config): string {
-  if (config.keySecret) return config.keySecret;
+export function resolveKeySecrets(config: Config): string[] {
+  if (config.keySecrets.length > 0) return config.keySecrets;
   if (config.database.kind !== 'sqlite' || config.database.path === ':memory:') {
     throw new ConfigError(
       'TOOLGATE_KEY_SECRET must be set when the database is not a SQLite file: every server must share it (for example: openssl rand -hex 32).',
@@ -134,10 +179,10 @@ export function resolveKeySecret(config: Config): string {
     const secret = readFileSync(file, 'utf8').trim();
     if (secret.length < 32)
       throw new ConfigError(`${file} holds no usable key secret (under 32 characters).`);
-    return secret;
+    return [secret];
   }
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
-  return readFileSync(file, 'utf8').trim();
+  return [readFileSync(file, 'utf8').trim()];
 }

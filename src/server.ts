@@ -3,7 +3,7 @@
  * then listening, with the first-run demo account and a clean shutdown on SIGTERM/SIGINT.
  */
 import type { FastifyInstance } from 'fastify';
-import { type Config, resolveKeySecret } from './config.js';
+import { type Config, resolveKeySecrets } from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
@@ -20,7 +20,7 @@ export interface Running {
 
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
-  const keySecret = resolveKeySecret(config);
+  const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const store = await openStore(config.database);
   const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
@@ -30,17 +30,23 @@ export async function startServer(config: Config): Promise<Running> {
     store,
     clock: systemClock,
     keyPrefix: config.keyPrefix,
-    keySecret,
+    keySecret: keySecret!,
+    previousKeySecrets,
     keyUsage,
   });
-  const app = await buildApp({ services, adminToken: config.adminToken, logger });
+  const app = await buildApp({ services, adminTokens: config.adminTokens, logger });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (!config.production) await createDemoAccount(services, url);
   logger.info(
-    { url, store: store.backend, admin_api: config.adminToken ? 'on' : 'off', rate_limit: config.rateLimit },
+    {
+      url,
+      store: store.backend,
+      admin_api: config.adminTokens.length > 0 ? config.adminTokens.map((t) => t.name) : 'off',
+      rate_limit: config.rateLimit,
+    },
     'toolgate listening',
   );
 

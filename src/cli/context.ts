@@ -10,13 +10,13 @@ import type { Services } from '../service/index.js';
 import type { Store } from '../store/store.js';
 
 async function open() {
-  const [{ loadConfig, resolveKeySecret }, { openStore }, { createServices }] = await Promise.all([
+  const [{ loadConfig, resolveKeySecrets }, { openStore }, { createServices }] = await Promise.all([
     import('../config.js'),
     import('../store/open.js'),
     import('../service/index.js'),
   ]);
   const config = loadConfig();
-  return { config, resolveKeySecret, openStore, createServices };
+  return { config, resolveKeySecrets, openStore, createServices };
 }
 
 /** Runs `work` on the configured store, as it is (not migrated first). */
@@ -32,12 +32,20 @@ export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<
 
 /** Runs `work` with the services on the configured store, migrated first. */
 export async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
-  const { config, resolveKeySecret, openStore, createServices } = await open();
-  const keySecret = resolveKeySecret(config);
+  const { config, resolveKeySecrets, openStore, createServices } = await open();
+  const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const store = await openStore(config.database);
   try {
     await store.migrate(DEFAULT_PLANS, nowSeconds(systemClock));
-    return await work(createServices({ store, clock: systemClock, keyPrefix: config.keyPrefix, keySecret }));
+    return await work(
+      createServices({
+        store,
+        clock: systemClock,
+        keyPrefix: config.keyPrefix,
+        keySecret: keySecret!,
+        previousKeySecrets,
+      }),
+    );
   } finally {
     await store.close();
   }

@@ -4,6 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { AdminToken } from '../config.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../service/index.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
@@ -16,8 +17,10 @@ import type { Tool } from './tools/tool.js';
 
 export interface AppDeps {
   services: Services;
-  /** null: the admin API is off. */
-  adminToken: string | null;
+  /** Who may use the admin API (none: it is off). */
+  adminTokens?: readonly AdminToken[];
+  /** Shorthand for one admin token named "admin"; null: the admin API is off. */
+  adminToken?: string | null;
   /** A pino logger; none for silence. */
   logger?: FastifyBaseLogger;
   /** The tools to serve; the registered list by default (tests add their own). */
@@ -85,11 +88,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(toolRoutes, { services: deps.services, tools: deps.tools ?? TOOLS });
-  if (deps.adminToken) {
+  const adminTokens =
+    deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
+  if (adminTokens.length > 0) {
     await app.register(adminRoutes, {
       prefix: '/admin/v1',
       services: deps.services,
-      adminToken: deps.adminToken,
+      adminTokens,
     });
   }
   await app.register(metaRoutes, { store: deps.services.deps.store });

@@ -8,8 +8,10 @@ export interface ServiceDeps {
   clock: Clock;
   /** `TOOLGATE_KEY_PREFIX`: the part before the underscore of every key. */
   keyPrefix: string;
-  /** HMAC secret for key digests. */
+  /** HMAC secret for key digests: new keys, and the digest every key ends up under. */
   keySecret: string;
+  /** Secrets being rotated out: keys made under them still authenticate, and are re-digested under keySecret. */
+  previousKeySecrets?: readonly string[];
   /** Where successful authentications are noted (last_used_at); none in one-shot tools like the CLI. */
   keyUsage?: KeyUsageRecorder;
 }

@@ -50,9 +50,24 @@ export class KeyService {
   async authenticate(presented: string | undefined): Promise<Result<{ keyId: string; accountId: string }>> {
     if (presented === undefined || presented === '') return fail('missing_api_key');
     if (!isWellFormedKey(presented, this.deps.keyPrefix)) return fail('invalid_api_key');
-    const found = await this.deps.store.findActiveKey(digestKey(this.deps.keySecret, presented));
+    const digest = digestKey(this.deps.keySecret, presented);
+    const found =
+      (await this.deps.store.findActiveKey(digest)) ?? (await this.underPreviousSecret(presented, digest));
     if (!found) return fail('invalid_api_key');
     this.deps.keyUsage?.touch(found.keyId);
     return ok(found);
+  }
+
+  /** While a secret is rotated out: a key stored under an older secret authenticates, and moves to the current one. */
+  private async underPreviousSecret(presented: string, currentDigest: string) {
+    for (const secret of this.deps.previousKeySecrets ?? []) {
+      const oldDigest = digestKey(secret, presented);
+      const found = await this.deps.store.findActiveKey(oldDigest);
+      if (found) {
+        await this.deps.store.rehashApiKey(found.keyId, oldDigest, currentDigest);
+        return found;
+      }
+    }
+    return undefined;
   }
 }

@@ -98,6 +98,8 @@ export interface Store {
   revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined>;
   /** Sets last_used_at of each key (never moving it back); one statement for the whole batch. */
   touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
+  /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
+  rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;
   /** The key with this digest, if it exists and is not revoked. */
   findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
 

@@ -359,6 +359,16 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           expect(await store.findActiveKey('digest-2')).toEqual({ keyId: k2.id, accountId: acc.id });
         });
 
+        it('re-digests a key only while it still has the digest it is expected to have', async () => {
+          const k = apiKey(acc.id);
+          await store.createApiKey(k, 'digest-old');
+          await store.rehashApiKey(k.id, 'digest-other', 'digest-x');
+          expect(await store.findActiveKey('digest-old')).toEqual({ keyId: k.id, accountId: acc.id });
+          await store.rehashApiKey(k.id, 'digest-old', 'digest-new');
+          expect(await store.findActiveKey('digest-old')).toBeUndefined();
+          expect(await store.findActiveKey('digest-new')).toEqual({ keyId: k.id, accountId: acc.id });
+        });
+
         it('records last use in one batch, never moving a time back, ignoring unknown keys', async () => {
           const k1 = apiKey(acc.id);
           const k2 = apiKey(acc.id);

@@ -288,6 +288,16 @@ export class PostgresStore implements Store {
     return this.getApiKey(id);
   }
 
+  async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
+    await guard(() =>
+      this.pool.query('UPDATE api_keys SET digest = $1 WHERE id = $2 AND digest = $3', [
+        newDigest,
+        id,
+        oldDigest,
+      ]),
+    );
+  }
+
   async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
     if (entries.length === 0) return;
     await guard(() =>

@@ -286,6 +286,12 @@ export class SqliteStore implements Store {
     return this.getApiKey(id);
   }
 
+  async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
+    await this.attempt(() =>
+      this.sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?').run(newDigest, id, oldDigest),
+    );
+  }
+
   async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
     if (entries.length === 0) return;
     await this.attempt(() =>

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseAdminTokens } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      adminTokens: [],
+      keyPrefix: 'tg',
+      keySecrets: [],
+      rateLimit: 100,
+    });
+    expect(c.database).toMatchObject({ kind: 'sqlite' });
+  });
+
+  it('reads PostgreSQL settings', () => {
+    const c = loadConfig({
+      TOOLGATE_DATABASE_URL: 'postgres://u:p@db:5432/x',
+      TOOLGATE_DATABASE_SCHEMA: 'tg',
+      TOOLGATE_DATABASE_POOL_SIZE: '4',
+      TOOLGATE_DATABASE_TIMEOUT_MS: '1500',
+    });
+    expect(c.database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:p@db:5432/x',
+      schema: 'tg',
+      poolSize: 4,
+      timeoutMs: 1500,
+    });
+  });
+
+  it('takes one admin token, named admin, or named tokens separated by commas', () => {
+    expect(parseAdminTokens('0123456789abcdef0123')).toEqual([
+      { name: 'admin', token: '0123456789abcdef0123' },
+    ]);
+    expect(parseAdminTokens('ops:0123456789abcdef,billing:fedcba9876543210')).toEqual([
+      { name: 'ops', token: '0123456789abcdef' },
+      { name: 'billing', token: 'fedcba9876543210' },
+    ]);
+    expect(() => parseAdminTokens('ops:short')).toThrow(/16/);
+    expect(() => parseAdminTokens('ops:0123456789abcdef,ops:fedcba9876543210')).toThrow(/distinct/);
+    expect(() => parseAdminTokens('0123456789abcdef,nameless-token-here')).toThrow(/name:token/);
+  });
+
+  it('lists key secrets for rotation, the current one first', () => {
+    const a = 'a'.repeat(32);
+    const b = 'b'.repeat(40);
+    expect(loadConfig({ TOOLGATE_KEY_SECRET: `${a},${b}` }).keySecrets).toEqual([a, b]);
+    expect(() => loadConfig({ TOOLGATE_KEY_SECRET: `${a},short` })).toThrow(/TOOLGATE_KEY_SECRET/);
+  });
+
+  it('names every wrong variable in one error, without echoing secrets or database passwords', () => {
+    let message = '';
+    try {
+      loadConfig({
+        PORT: '70000',
+        LOG_LEVEL: 'loud',
+        TOOLGATE_ADMIN_TOKEN: 'tiny-secret',
+        TOOLGATE_DATABASE_URL: 'mysql://u:hunter2@db/x',
+      });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/PORT/);
+    expect(message).toMatch(/LOG_LEVEL/);
+    expect(message).toMatch(/TOOLGATE_ADMIN_TOKEN/);
+    expect(message).toMatch(/TOOLGATE_DATABASE_URL/);
+    expect(message).not.toContain('tiny-secret');
+    expect(message).not.toContain('hunter2');
+  });
+});
