@@ -17,6 +17,10 @@ const EnvSchema = Type.Object({
   TOOLGATE_KEY_PREFIX: Type.Optional(Type.String({ pattern: KEY_PREFIX_PATTERN.source })),
   TOOLGATE_KEY_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  TOOLGATE_TRUST_PROXY: Type.Optional(
+    Type.String({ pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$' }),
+  ),
   TOOLGATE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
   TOOLGATE_DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
   TOOLGATE_DATABASE_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{2,5}$' })),
@@ -36,6 +40,10 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_KEY_SECRET:
     'must be at least 32 characters (for example: openssl rand -hex 32); to rotate, list the new one first: new,old',
   TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
+  TOOLGATE_AUTH_FAILURE_LIMIT:
+    'must be a whole number of failed authentications per minute per client address (0 turns the limit off)',
+  TOOLGATE_TRUST_PROXY:
+    'must be true, false, or the addresses/CIDRs of your load balancers separated by commas (whose X-Forwarded-For is believed)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
   TOOLGATE_DATABASE_SCHEMA:
     'must be a lower-case schema name: letters, digits and underscores (PostgreSQL only)',
@@ -43,6 +51,12 @@ const HINTS: Record<keyof Env, string> = {
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',');
+}
 
 export interface AdminToken {
   /** Who acts, in the audit trail: `admin:<name>`. */
@@ -88,6 +102,9 @@ export interface Config {
    */
   keySecrets: string[];
   rateLimit: number;
+  authFailureLimit: number;
+  /** Whose X-Forwarded-For names the client: false (nobody), true (anyone: only behind a proxy), or these addresses. */
+  trustProxy: boolean | string[];
   logLevel: (typeof LOG_LEVELS)[number];
   production: boolean;
 }
@@ -139,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyPrefix: e.TOOLGATE_KEY_PREFIX ?? 'tg',
     keySecrets: e.TOOLGATE_KEY_SECRET ? e.TOOLGATE_KEY_SECRET.split(',') : [],
     rateLimit: Number(e.TOOLGATE_RATE_LIMIT ?? '100'),
+    authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
+    trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
   };

@@ -34,7 +34,17 @@ export async function startServer(config: Config): Promise<Running> {
     previousKeySecrets,
     keyUsage,
   });
-  const app = await buildApp({ services, adminTokens: config.adminTokens, logger });
+  const app = await buildApp({
+    services,
+    adminTokens: config.adminTokens,
+    logger,
+    rateLimits: {
+      perKeyPerSecond: config.rateLimit,
+      authFailuresPerMinute: config.authFailureLimit,
+      clock: systemClock,
+    },
+    trustProxy: config.trustProxy,
+  });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -65,9 +75,10 @@ export async function startServer(config: Config): Promise<Running> {
 /** On an empty database (not in production): one demo account and key, printed once with a curl line. */
 async function createDemoAccount(services: Services, url: string): Promise<void> {
   if ((await services.deps.store.countAccounts()) > 0) return;
-  const account = await services.accounts.create({ name: 'Demo account', plan: 'free', tokens: 1000 });
+  const system = services.as('system:first-run');
+  const account = await system.accounts.create({ name: 'Demo account', plan: 'free', tokens: 1000 });
   if (!account.ok) throw new Error(account.error.message);
-  const key = await services.keys.create(account.value.id, 'demo');
+  const key = await system.keys.create(account.value.id, 'demo');
   if (!key.ok) throw new Error(key.error.message);
   process.stdout.write(
     [

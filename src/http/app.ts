@@ -8,6 +8,7 @@ import type { AdminToken } from '../config.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../service/index.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
@@ -27,6 +28,10 @@ export interface AppDeps {
   tools?: readonly Tool[];
   /** Largest request body accepted, in bytes. */
   bodyLimit?: number;
+  /** Rate limits on the tools API; none when not given (tests that are not about them). */
+  rateLimits?: RateLimitOptions;
+  /** Whom to believe about the client's address (X-Forwarded-For): Fastify's trustProxy. */
+  trustProxy?: boolean | string[];
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -41,6 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors,
+    trustProxy: deps.trustProxy ?? false,
     clientErrorHandler,
   });
 
@@ -87,7 +93,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
-  await app.register(toolRoutes, { services: deps.services, tools: deps.tools ?? TOOLS });
+  await app.register(toolRoutes, {
+    services: deps.services,
+    tools: deps.tools ?? TOOLS,
+    ...(deps.rateLimits ? { limits: new RateLimits(deps.rateLimits) } : {}),
+  });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {

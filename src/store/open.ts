@@ -13,6 +13,7 @@ export async function openStore(database: DatabaseConfig): Promise<Store> {
     poolSize: database.poolSize,
     schema: database.schema,
     statementTimeoutMs: database.timeoutMs,
-    connectTimeoutMs: Math.min(2_000, database.timeoutMs),
+    // Also bounds the wait for a free pooled connection under load.
+    connectTimeoutMs: database.timeoutMs,
   });
 }

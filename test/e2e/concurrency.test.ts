@@ -18,6 +18,9 @@ describe.skipIf(!available)('PostgreSQL', () => {
       env: {
         TOOLGATE_DATABASE_URL: POSTGRES_URL,
         TOOLGATE_DATABASE_SCHEMA: schema,
+        // 300 requests at once queue for the pool's 10 connections; on a busy 2-core machine that
+        // wait can pass the default 5 s bound, which would (rightly) answer 503.
+        TOOLGATE_DATABASE_TIMEOUT_MS: '30000',
         TOOLGATE_KEY_SECRET: 'e2e-key-secret-0123456789abcdef0123456789',
       },
       async cleanup() {

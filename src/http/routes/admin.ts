@@ -1,8 +1,9 @@
 /**
  * @module The admin API under /admin/v1, behind the bearer TOOLGATE_ADMIN_TOKEN (compared in
  * constant time). It is not registered at all when no token is configured; API keys never open it.
+ * Every handler acts as the token's name, so every change it makes is in the audit trail.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { AdminToken } from '../../config.js';
 import type { Services } from '../../service/index.js';
@@ -48,8 +49,14 @@ export async function adminRoutes(
   app: FastifyInstance,
   opts: { services: Services; adminTokens: readonly AdminToken[] },
 ) {
-  const { services: s, adminTokens } = opts;
+  const { services, adminTokens } = opts;
   app.decorateRequest('actor', null);
+
+  /** The use cases acting as the caller. Every handler goes through this, so none can act unaudited. */
+  const s = (request: FastifyRequest) => {
+    if (request.actor === null) throw new Error('An admin request reached a handler without an actor.');
+    return services.as(request.actor);
+  };
 
   app.addHook('onRequest', async (request) => {
     const presented = bearer(request.headers.authorization);
@@ -75,16 +82,16 @@ export async function adminRoutes(
         ),
       }),
     },
-    async (request, reply) => created(reply, unwrap(await s.accounts.create(request.body as never))),
+    async (request, reply) => created(reply, unwrap(await s(request).accounts.create(request.body as never))),
   );
 
   app.get('/accounts', { schema: doc('List accounts', { querystring: PageQuery }) }, async (request) => {
     const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
-    return { data: unwrap(await s.accounts.list(limit, after)) };
+    return { data: unwrap(await s(request).accounts.list(limit, after)) };
   });
 
   app.get('/accounts/:id', { schema: doc('Show an account', { params: Id }) }, async (request) =>
-    unwrap(await s.accounts.get((request.params as { id: string }).id)),
+    unwrap(await s(request).accounts.get((request.params as { id: string }).id)),
   );
 
   app.patch(
@@ -106,7 +113,7 @@ export async function adminRoutes(
       }),
     },
     async (request) =>
-      unwrap(await s.accounts.update((request.params as { id: string }).id, request.body as never)),
+      unwrap(await s(request).accounts.update((request.params as { id: string }).id, request.body as never)),
   );
 
   app.post(
@@ -119,7 +126,10 @@ export async function adminRoutes(
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as { name?: string };
-      return created(reply, unwrap(await s.keys.create((request.params as { id: string }).id, body.name)));
+      return created(
+        reply,
+        unwrap(await s(request).keys.create((request.params as { id: string }).id, body.name)),
+      );
     },
   );
 
@@ -127,12 +137,12 @@ export async function adminRoutes(
     '/accounts/:id/keys',
     { schema: doc("List an account's keys", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s.keys.list((request.params as { id: string }).id)),
+      data: unwrap(await s(request).keys.list((request.params as { id: string }).id)),
     }),
   );
 
   app.delete('/keys/:key_id', { schema: doc('Revoke a key', { params: KeyIdParam }) }, async (request) =>
-    unwrap(await s.keys.revoke((request.params as { key_id: string }).key_id)),
+    unwrap(await s(request).keys.revoke((request.params as { key_id: string }).key_id)),
   );
 
   app.post(
@@ -153,7 +163,7 @@ export async function adminRoutes(
       const body = request.body as { email: string; role?: string };
       return created(
         reply,
-        unwrap(await s.users.add((request.params as { id: string }).id, body.email, body.role)),
+        unwrap(await s(request).users.add((request.params as { id: string }).id, body.email, body.role)),
       );
     },
   );
@@ -162,12 +172,12 @@ export async function adminRoutes(
     '/accounts/:id/users',
     { schema: doc("List an account's users", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s.users.list((request.params as { id: string }).id)),
+      data: unwrap(await s(request).users.list((request.params as { id: string }).id)),
     }),
   );
 
   app.delete('/users/:user_id', { schema: doc('Remove a user', { params: UserIdParam }) }, async (request) =>
-    unwrap(await s.users.remove((request.params as { user_id: string }).user_id)),
+    unwrap(await s(request).users.remove((request.params as { user_id: string }).user_id)),
   );
 
   app.post(
@@ -188,7 +198,7 @@ export async function adminRoutes(
     },
     async (request, reply) => {
       const answer = unwrap(
-        await s.tokens.apply((request.params as { id: string }).id, request.body as never),
+        await s(request).tokens.apply((request.params as { id: string }).id, request.body as never),
       );
       if (answer.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(answer.replayed || answer.entry === null ? 200 : 201).send(answer);
@@ -200,7 +210,9 @@ export async function adminRoutes(
     { schema: doc('The token ledger', { params: Id, querystring: PageQuery }) },
     async (request) => {
       const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
-      return { data: unwrap(await s.tokens.ledger((request.params as { id: string }).id, limit, after)) };
+      return {
+        data: unwrap(await s(request).tokens.ledger((request.params as { id: string }).id, limit, after)),
+      };
     },
   );
 
@@ -222,14 +234,16 @@ export async function adminRoutes(
     },
     async (request, reply) => {
       const { answer, replayed } = unwrap(
-        await s.usage.record((request.params as { id: string }).id, request.body as never),
+        await s(request).usage.record((request.params as { id: string }).id, request.body as never),
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       return answer;
     },
   );
 
-  app.get('/plans', { schema: doc('The plan catalogue') }, async () => ({ data: await s.plans.list() }));
+  app.get('/plans', { schema: doc('The plan catalogue') }, async (request) => ({
+    data: await s(request).plans.list(),
+  }));
 
   app.put(
     '/plans/:id',
@@ -240,6 +254,31 @@ export async function adminRoutes(
       }),
     },
     async (request) =>
-      unwrap(await s.plans.put((request.params as { id: string }).id, request.body as never)),
+      unwrap(await s(request).plans.put((request.params as { id: string }).id, request.body as never)),
+  );
+
+  app.get(
+    '/audit',
+    {
+      schema: doc('The audit trail of admin actions, oldest first (an unknown account_id is 404)', {
+        querystring: Type.Object(
+          { ...PageQuery.properties, account_id: Type.Optional(Type.String({ maxLength: 100 })) },
+          strict,
+        ),
+      }),
+    },
+    async (request) => {
+      const q = request.query as { limit?: string; after?: string; account_id?: string };
+      const [limit, after] = pageOf(q);
+      return {
+        data: unwrap(
+          await s(request).audit.list({
+            ...(q.account_id !== undefined ? { accountId: q.account_id } : {}),
+            ...(limit !== undefined ? { limit } : {}),
+            ...(after !== undefined ? { after } : {}),
+          }),
+        ),
+      };
+    },
   );
 }

@@ -3,10 +3,11 @@
  * pipeline: authentication on request, then argument validation, then the tool (metered tools
  * through tools/pipeline.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../service/index.js';
 import { bearer } from '../auth.js';
 import { ApiError } from '../errors.js';
+import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema } from '../schemas.js';
 import { responseSchema, runTool } from '../tools/pipeline.js';
 import type { Tool } from '../tools/tool.js';
@@ -19,14 +20,23 @@ declare module 'fastify' {
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
-export async function toolRoutes(app: FastifyInstance, opts: { services: Services; tools: readonly Tool[] }) {
-  const { services, tools } = opts;
+export async function toolRoutes(
+  app: FastifyInstance,
+  opts: { services: Services; tools: readonly Tool[]; limits?: RateLimits },
+) {
+  const { services, tools, limits } = opts;
   app.decorateRequest('auth', null);
 
-  const authenticate = async (request: FastifyRequest) => {
+  // Authentication, then the rate limit, before the body is even read: a refused request costs little.
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+    limits?.beforeAuth(request, reply);
     const result = await services.keys.authenticate(bearer(request.headers.authorization));
-    if (!result.ok) throw ApiError.from(result.error);
+    if (!result.ok) {
+      limits?.authFailed(request, reply);
+      throw ApiError.from(result.error);
+    }
     request.auth = result.value;
+    limits?.afterAuth(result.value.keyId, reply);
   };
 
   for (const tool of tools) {

@@ -1,0 +1,61 @@
+/**
+ * @module Fixed-window counters in memory: per API key (requests per second) and per client
+ * address (failed authentications per minute). Each window's counts are dropped whole when the
+ * next window starts, so memory holds only the keys and addresses seen in the current window.
+ */
+import type { Clock } from './clock.js';
+
+export interface LimitState {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window ends (at least 1). */
+  resetSeconds: number;
+}
+
+export class FixedWindowLimiter {
+  private window = -1;
+  private counts = new Map<string, number>();
+
+  constructor(
+    readonly limit: number,
+    readonly windowSeconds: number,
+    private readonly clock: Clock,
+  ) {}
+
+  private roll(nowMs: number): number {
+    const lengthMs = this.windowSeconds * 1000;
+    const window = Math.floor(nowMs / lengthMs);
+    if (window !== this.window) {
+      this.window = window;
+      this.counts = new Map();
+    }
+    return Math.max(1, Math.ceil(((window + 1) * lengthMs - nowMs) / 1000));
+  }
+
+  /** Counts one event for `key` and says whether it is within the limit. */
+  hit(key: string): LimitState {
+    const resetSeconds = this.roll(this.clock.now());
+    const count = (this.counts.get(key) ?? 0) + 1;
+    // Past the limit the count stops growing: it is only ever compared with the limit.
+    if (count <= this.limit + 1) this.counts.set(key, count);
+    return {
+      allowed: count <= this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - count),
+      resetSeconds,
+    };
+  }
+
+  /** Where `key` stands, without counting anything. */
+  peek(key: string): LimitState {
+    const resetSeconds = this.roll(this.clock.now());
+    const count = this.counts.get(key) ?? 0;
+    return {
+      allowed: count < this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - count),
+      resetSeconds,
+    };
+  }
+}

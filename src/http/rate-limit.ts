@@ -1,0 +1,72 @@
+/**
+ * @module Rate limits on the tools API, per server process: each API key may make
+ * TOOLGATE_RATE_LIMIT requests per second, and each client address may fail authentication
+ * TOOLGATE_AUTH_FAILURE_LIMIT times per minute before it is refused outright (so keys cannot be
+ * enumerated). Every tool response says where it stands in RateLimit-Policy / RateLimit headers
+ * (IETF httpapi draft).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../domain/clock.js';
+import { FixedWindowLimiter, type LimitState } from '../domain/rate-limit.js';
+import { ApiError } from './errors.js';
+
+export interface RateLimitOptions {
+  /** Requests per second per API key; 0 turns the limit off. */
+  perKeyPerSecond: number;
+  /** Failed authentications per minute per client address; 0 turns the limit off. */
+  authFailuresPerMinute: number;
+  clock: Clock;
+}
+
+const KEY_POLICY = 'per-key';
+const AUTH_POLICY = 'auth-failures';
+
+function advertise(reply: FastifyReply, name: string, windowSeconds: number, s: LimitState): void {
+  reply.header('ratelimit-policy', `"${name}";q=${s.limit};w=${windowSeconds}`);
+  reply.header('ratelimit', `"${name}";r=${s.remaining};t=${s.resetSeconds}`);
+}
+
+function refuse(s: LimitState, message: string): ApiError {
+  return new ApiError(
+    'rate_limited',
+    message,
+    { retry_after: s.resetSeconds },
+    { 'retry-after': String(s.resetSeconds) },
+  );
+}
+
+export class RateLimits {
+  private readonly perKey: FixedWindowLimiter | undefined;
+  private readonly authFailures: FixedWindowLimiter | undefined;
+
+  constructor(options: RateLimitOptions) {
+    if (options.perKeyPerSecond > 0)
+      this.perKey = new FixedWindowLimiter(options.perKeyPerSecond, 1, options.clock);
+    if (options.authFailuresPerMinute > 0) {
+      this.authFailures = new FixedWindowLimiter(options.authFailuresPerMinute, 60, options.clock);
+    }
+  }
+
+  /** Before authentication: an address that failed too often is refused, whatever key it sends now. */
+  beforeAuth(request: FastifyRequest, reply: FastifyReply): void {
+    if (!this.authFailures) return;
+    const s = this.authFailures.peek(request.ip);
+    advertise(reply, AUTH_POLICY, 60, s);
+    if (!s.allowed)
+      throw refuse(s, 'Too many failed authentications from this address; wait before trying again.');
+  }
+
+  /** A failed authentication counts against the address. */
+  authFailed(request: FastifyRequest, reply: FastifyReply): void {
+    if (!this.authFailures) return;
+    advertise(reply, AUTH_POLICY, 60, this.authFailures.hit(request.ip));
+  }
+
+  /** After authentication: the key's own budget for this second. */
+  afterAuth(keyId: string, reply: FastifyReply): void {
+    if (!this.perKey) return;
+    const s = this.perKey.hit(keyId);
+    advertise(reply, KEY_POLICY, 1, s);
+    if (!s.allowed) throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+  }
+}

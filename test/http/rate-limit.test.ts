@@ -1,0 +1,148 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { ADMIN_TOKEN, accountWithKey, type Harness, scratchServices } from '../helpers.js';
+
+describe('rate limits on the tools API', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await scratchServices();
+  });
+  afterEach(async () => h.close());
+
+  const app = (perKeyPerSecond: number, authFailuresPerMinute: number, trustProxy?: boolean) =>
+    buildApp({
+      services: h.services,
+      adminToken: ADMIN_TOKEN,
+      rateLimits: { perKeyPerSecond, authFailuresPerMinute, clock: h.clock },
+      ...(trustProxy === undefined ? {} : { trustProxy }),
+    });
+  const call = (
+    a: Awaited<ReturnType<typeof app>>,
+    key: string,
+    remoteAddress = '203.0.113.7',
+    headers = {},
+  ) =>
+    a.inject({
+      method: 'POST',
+      url: '/api/v1/tools/get_account',
+      headers: { authorization: `Bearer ${key}`, ...headers },
+      remoteAddress,
+    });
+
+  it('lets each key make its number of requests per second, says so in headers, then answers 429 with Retry-After', async () => {
+    const a = await app(3, 0);
+    const { key } = await accountWithKey(h.services);
+    const other = await accountWithKey(h.services, { name: 'other' });
+    for (const remaining of [2, 1, 0]) {
+      const res = await call(a, key);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-policy']).toBe('"per-key";q=3;w=1');
+      expect(res.headers.ratelimit).toBe(`"per-key";r=${remaining};t=1`);
+    }
+    const refused = await call(a, key);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers.ratelimit).toBe('"per-key";r=0;t=1');
+    expect(refused.json()).toMatchObject({
+      status: 'error',
+      code: 'rate_limited',
+      error: 'Too Many Requests',
+      retry_after: 1,
+    });
+    // Another key has its own budget; the next second gives this one a fresh one.
+    expect((await call(a, other.key)).statusCode).toBe(200);
+    h.clock.advance(1);
+    expect((await call(a, key)).statusCode).toBe(200);
+    await a.close();
+  });
+
+  it('counts get_account and every other tool call, refused ones included, and spends nothing on a refusal', async () => {
+    const a = await app(2, 0);
+    const { key, accountId } = await accountWithKey(h.services);
+    const unknown = await a.inject({
+      method: 'POST',
+      url: '/api/v1/tools/nope',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers.ratelimit).toBe('"per-key";r=1;t=1');
+    expect((await call(a, key)).statusCode).toBe(200);
+    expect((await call(a, key)).statusCode).toBe(429);
+    expect((await h.store.getSnapshot(accountId))?.windows).toEqual([]);
+    await a.close();
+  });
+
+  it('slows down an address that keeps failing authentication, whatever key it sends next', async () => {
+    const a = await app(100, 3);
+    const { key } = await accountWithKey(h.services);
+    for (const remaining of [2, 1, 0]) {
+      const res = await call(a, 'tg_AAAAAAAAAAA');
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=60');
+      expect(res.headers.ratelimit).toMatch(new RegExp(`^"auth-failures";r=${remaining};t=\\d+$`));
+    }
+    // Refused before the key is even looked at: a good key would otherwise tell a guesser it is good.
+    for (const k of ['tg_BBBBBBBBBBB', key]) {
+      const res = await call(a, k);
+      expect(res.statusCode).toBe(429);
+      expect(res.json().code).toBe('rate_limited');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Other addresses are not affected; the address recovers when the minute is over.
+    expect((await call(a, key, '198.51.100.1')).statusCode).toBe(200);
+    h.clock.advance(60);
+    expect((await call(a, key)).statusCode).toBe(200);
+    await a.close();
+  });
+
+  it('does not count successful authentications against the address', async () => {
+    const a = await app(1000, 2);
+    const { key } = await accountWithKey(h.services);
+    for (let i = 0; i < 10; i++) expect((await call(a, key)).statusCode).toBe(200);
+    await a.close();
+  });
+
+  it('has no per-key limit or per-key headers when TOOLGATE_RATE_LIMIT is 0', async () => {
+    const a = await app(0, 0);
+    const { key } = await accountWithKey(h.services);
+    for (let i = 0; i < 300; i++) {
+      const res = await call(a, key);
+      expect(res.statusCode).toBe(200);
+      if (i === 0) expect(res.headers.ratelimit).toBeUndefined();
+    }
+    await a.close();
+  });
+
+  it('tells clients apart by X-Forwarded-For only when the proxy is trusted', async () => {
+    const trusting = await app(100, 1, true);
+    await call(trusting, 'tg_AAAAAAAAAAA', '10.0.0.1', { 'x-forwarded-for': '192.0.2.1' });
+    expect(
+      (await call(trusting, 'tg_AAAAAAAAAAA', '10.0.0.1', { 'x-forwarded-for': '192.0.2.1' })).statusCode,
+    ).toBe(429);
+    expect(
+      (await call(trusting, 'tg_AAAAAAAAAAA', '10.0.0.1', { 'x-forwarded-for': '192.0.2.2' })).statusCode,
+    ).toBe(401);
+    await trusting.close();
+
+    const direct = await app(100, 1);
+    await call(direct, 'tg_AAAAAAAAAAA', '10.0.0.1', { 'x-forwarded-for': '192.0.2.1' });
+    // A client cannot escape the limit by inventing a forwarded address.
+    expect(
+      (await call(direct, 'tg_AAAAAAAAAAA', '10.0.0.1', { 'x-forwarded-for': '192.0.2.9' })).statusCode,
+    ).toBe(429);
+    await direct.close();
+  });
+
+  it('does not limit the admin API', async () => {
+    const a = await app(1, 1);
+    for (let i = 0; i < 5; i++) {
+      const res = await a.inject({
+        method: 'GET',
+        url: '/admin/v1/plans',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(res.statusCode).toBe(200);
+    }
+    await a.close();
+  });
+});
