@@ -2,12 +2,14 @@
  * @module buildApp(deps): the HTTP application, with no listening socket. The composition root
  * (main.ts) and the tests build it the same way.
  */
+import { createServer } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AdminToken } from '../config.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../service/index.js';
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
+import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
@@ -30,14 +32,42 @@ export interface AppDeps {
   bodyLimit?: number;
   /** Rate limits on the tools API; none when not given (tests that are not about them). */
   rateLimits?: RateLimitOptions;
+  /** Limits on slow clients. */
+  timeouts?: Partial<Timeouts>;
   /** Whom to believe about the client's address (X-Forwarded-For): Fastify's trustProxy. */
   trustProxy?: boolean | string[];
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
+export interface Timeouts {
+  /** A client must send its complete request headers within this (408 otherwise). */
+  headersMs: number;
+  /** ... and its complete request, body included, within this. */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 };
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...deps.timeouts };
   const app = Fastify({
+    // Node checks these timeouts every connectionsCheckingInterval; check often enough for them to mean something.
+    serverFactory: (handler) =>
+      createServer(
+        {
+          headersTimeout: timeouts.headersMs,
+          requestTimeout: timeouts.requestMs,
+          connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+        },
+        handler,
+      ),
+    keepAliveTimeout: timeouts.keepAliveMs,
+    requestTimeout: timeouts.requestMs,
+    // While closing, requests already on their way are served, not turned away.
+    return503OnClosing: false,
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
@@ -64,8 +94,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if ((body as string).trim() === '') return done(null, {});
-    parseJson(request, body as string, done);
+    const text = body as string;
+    if (text.trim() === '') return done(null, {});
+    // Refused before parsing: nothing downstream has to survive pathological nesting.
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      return done(
+        new ApiError('invalid_json', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
+        undefined,
+      );
+    }
+    parseJson(request, text, done);
   });
 
   installErrorHandling(app);

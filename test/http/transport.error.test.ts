@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+import { buildApp } from '../../src/http/app.js';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp, scratchServices } from '../helpers.js';
 
 /** Sends raw bytes to a listening app and returns what came back. */
 function raw(port: number, request: string): Promise<string> {
@@ -14,6 +15,36 @@ function raw(port: number, request: string): Promise<string> {
     socket.on('error', reject);
   });
 }
+
+describe('slow clients', () => {
+  it('get 408 request_timeout in JSON when headers or body do not arrive in time, and the connection closes', async () => {
+    const h = await scratchServices();
+    const app = await buildApp({
+      services: h.services,
+      adminToken: null,
+      timeouts: { headersMs: 300, requestMs: 600 },
+    });
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.server.address() as { port: number }).port;
+      const { key } = await accountWithKey(h.services);
+      // Headers never finished; then (past authentication) a body that never finishes.
+      for (const partial of [
+        'POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\n',
+        `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
+      ]) {
+        const reply = await raw(port, partial);
+        expect(reply).toMatch(/^HTTP\/1.1 408 Request Timeout/);
+        expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toMatchObject({
+          code: 'request_timeout',
+        });
+      }
+    } finally {
+      await app.close();
+      await h.close();
+    }
+  });
+});
 
 describe('errors outside the routes keep the JSON shape', () => {
   let h: AppHarness;
@@ -82,6 +113,30 @@ describe('errors outside the routes keep the JSON shape', () => {
       status: 'error',
       code: 'headers_too_large',
     });
+  });
+
+  it('refuses JSON nested deeper than 32 levels before parsing it, deep as it may be', async () => {
+    const { key } = await accountWithKey(h.services);
+    const post = (payload: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/api/v1/tools/get_account',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload,
+      });
+    const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    expect((await post(nested(32))).json().code).toBe('invalid_arguments');
+    for (const deep of [
+      nested(33),
+      '['.repeat(60_000),
+      `{"s":"[[[[","x":${'['.repeat(40)}${']'.repeat(40)}}`,
+    ]) {
+      const res = await post(deep);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'invalid_json', message: expect.stringContaining('32') });
+    }
+    // Brackets inside strings do not count.
+    expect((await post(`{"a":"${'['.repeat(100)}"}`)).json().code).toBe('invalid_arguments');
   });
 
   it('answers malformed HTTP with 400 in JSON, on a real socket', async () => {
