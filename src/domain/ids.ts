@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led';
+export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud';
 
 // Crockford base32, lower case: sorts in the same order as the values it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

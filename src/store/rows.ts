@@ -1,6 +1,7 @@
 /** @module Row shapes of the schema (both backends) and their mapping to domain values. */
 import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
+import type { AuditAction, AuditDetails, AuditEntry } from '../domain/audit.js';
 import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
@@ -49,6 +50,15 @@ export interface LedgerRow {
   idempotency_key: string | null;
   request_hash: string;
   created_at: number;
+}
+export interface AuditRow {
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  account_id: string | null;
+  target_id: string | null;
+  details: string | AuditDetails;
 }
 export interface WindowRow {
   category: string;
@@ -114,6 +124,16 @@ export const toWindow = (r: WindowRow): WindowState => ({
   startedAt: r.started_at,
   endsAt: r.ends_at,
   used: r.used,
+});
+
+export const toAudit = (r: AuditRow): AuditEntry => ({
+  id: r.id,
+  at: r.at,
+  actor: r.actor,
+  action: r.action as AuditAction,
+  accountId: r.account_id,
+  targetId: r.target_id,
+  details: typeof r.details === 'string' ? (JSON.parse(r.details) as AuditDetails) : r.details,
 });
 
 export const boolToInt = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);

@@ -1,9 +1,15 @@
 /**
  * @module The Store contract: everything the domain needs from a database. One implementation per
  * backend (store/sqlite, store/postgres); one contract test suite runs against each.
+ *
+ * Every method that changes something takes an optional audit entry last. It is written in the
+ * same transaction as the change, and only if the change took effect: a refusal, an idempotent
+ * replay, a revoke of a revoked key or a duplicate user writes none. So an action is never kept
+ * without its entry, nor an entry without its action.
  */
 import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
+import type { AuditEntry } from '../domain/audit.js';
 import type { EpochSeconds } from '../domain/clock.js';
 import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
@@ -70,6 +76,11 @@ export interface Page {
   after?: string;
 }
 
+export interface AuditQuery extends Page {
+  /** Only the entries about this account (plans belong to none, so they are left out). */
+  accountId?: string;
+}
+
 export interface Store {
   readonly backend: 'sqlite' | 'postgres';
 
@@ -81,21 +92,26 @@ export interface Store {
 
   listPlans(): Promise<Plan[]>;
   getPlan(id: string): Promise<Plan | undefined>;
-  putPlan(plan: Plan, now: EpochSeconds): Promise<void>;
+  putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void>;
 
   /** Creates the account, with its opening grant in the same transaction. */
-  createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void>;
+  createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(page: Page): Promise<Account[]>;
   countAccounts(): Promise<number>;
   /** Closing an account revokes all its keys in the same transaction. */
-  updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined>;
+  updateAccount(
+    id: string,
+    patch: AccountPatch,
+    now: EpochSeconds,
+    audit?: AuditEntry,
+  ): Promise<Account | undefined>;
 
-  createApiKey(key: ApiKeyRecord, digest: string): Promise<void>;
+  createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void>;
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
-  /** Revokes (idempotently); undefined when there is no such key. */
-  revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined>;
+  /** Revokes (idempotently: audited only when it was active); undefined when there is no such key. */
+  revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined>;
   /** Sets last_used_at of each key (never moving it back); one statement for the whole batch. */
   touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
   /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
@@ -104,15 +120,20 @@ export interface Store {
   findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
 
   /** 'duplicate' when the account already has a user with this email. */
-  addUser(user: User): Promise<'added' | 'duplicate'>;
+  addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;
+  getUser(id: string): Promise<User | undefined>;
   listUsers(accountId: string): Promise<User[]>;
-  removeUser(id: string): Promise<User | undefined>;
+  removeUser(id: string, audit?: AuditEntry): Promise<User | undefined>;
 
   getSnapshot(accountId: string): Promise<AccountSnapshot | undefined>;
 
-  appendLedger(entry: LedgerAppend): Promise<LedgerOutcome>;
+  /** Audited only when 'applied'. */
+  appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome>;
   listLedger(accountId: string, page: Page): Promise<LedgerEntry[]>;
 
-  /** Checks and consumes atomically: one conditional statement per window, in one transaction. */
-  commitUsage(commit: UsageCommit): Promise<UsageOutcome>;
+  /** Checks and consumes atomically: one conditional statement per window, in one transaction. Audited only when 'committed'. */
+  commitUsage(commit: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome>;
+
+  /** Audit entries in id order (oldest first), a page at a time. */
+  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 }

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import type { ApiKeyRecord } from '../../src/domain/api-keys.js';
+import type { AuditAction, AuditDetails, AuditEntry } from '../../src/domain/audit.js';
 import { FixedClock, nowSeconds } from '../../src/domain/clock.js';
 import {
   type Amounts,
@@ -24,6 +25,7 @@ import {
   type PlanLimits,
 } from '../../src/domain/plans.js';
 import type { User } from '../../src/domain/users.js';
+import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import type { LedgerAppend, Store, UsageCommit } from '../../src/store/store.js';
 
 export interface StoreFixture {
@@ -57,7 +59,7 @@ const TINIER: Plan = { id: 'tinier', unlimited: false, limits: limits(8, 25, 3, 
 
 /** Ids made at distinct milliseconds, so they sort in the order they were made. */
 let idMs = T * 1000;
-const id = (kind: 'acc' | 'key' | 'usr' | 'led') => newId(kind, ++idMs);
+const id = (kind: 'acc' | 'key' | 'usr' | 'led' | 'aud') => newId(kind, ++idMs);
 
 function account(over: Partial<Account> = {}): Account {
   return {
@@ -109,6 +111,15 @@ function ledger(
   };
 }
 
+function audit(
+  action: AuditAction,
+  accountId: string | null,
+  targetId: string | null,
+  details: AuditDetails = {},
+): AuditEntry {
+  return { id: id('aud'), at: T, actor: 'admin:ops', action, accountId, targetId, details };
+}
+
 /** A small seeded PRNG (mulberry32): the property run is the same on every backend and every run. */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -137,6 +148,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       it('applies the migrations on an empty database, and nothing on a second call', async () => {
         const first = await store.migrate(DEFAULT_PLANS, T);
         expect(first.applied.length).toBeGreaterThan(0);
+        expect(first.applied).toEqual(MIGRATIONS.map(migrationLabel));
         expect(first.applied[0]).toBe('001-initial');
         expect(await store.migrate(DEFAULT_PLANS, T + 1)).toEqual({ applied: [] });
         await expect(store.ping()).resolves.toBeUndefined();
@@ -401,6 +413,13 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           await store.createAccount(other);
           expect(await store.addUser(user(other.id, 'ada@example.com'))).toBe('added');
           expect(await store.listUsers(acc.id)).toEqual([u]);
+        });
+
+        it('gives back a user by id, and nothing for an unknown id', async () => {
+          const u = user(acc.id, 'cy@example.com');
+          await store.addUser(u);
+          expect(await store.getUser(u.id)).toEqual(u);
+          expect(await store.getUser(id('usr'))).toBeUndefined();
         });
 
         it('removes a user once, answering with the user removed', async () => {
@@ -806,6 +825,229 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
               idempotency: { key: 'k', requestHash: 'h' },
             }),
           ).toEqual({ kind: 'not_found' });
+        });
+      });
+
+      describe('the audit trail', () => {
+        let acc: Account;
+        beforeEach(async () => {
+          acc = account({ planId: 'tiny' });
+          await store.createAccount(acc);
+        });
+        const trail = (accountId?: string) =>
+          store.listAudit({ limit: 100, ...(accountId === undefined ? {} : { accountId }) });
+        const consume = (
+          accountId: string,
+          amounts: Amounts,
+          entry?: AuditEntry,
+          extra: Partial<UsageCommit> = {},
+        ) =>
+          store.commitUsage(
+            {
+              accountId,
+              increments: incrementsFor(TINY.limits, 'enrich', amounts),
+              now: T,
+              render: () => null,
+              ...extra,
+            },
+            entry,
+          );
+
+        it('writes the entry of every kind of action with it, and gives each back as written, in id order', async () => {
+          const a = account({ planId: 'tiny' });
+          const k = apiKey(a.id);
+          const u = user(a.id, 'ann@example.com');
+          const grant = ledger(a.id, 'grant', 10);
+          const steps: Array<[AuditEntry, (e: AuditEntry) => Promise<unknown>]> = [
+            [
+              audit('account.create', a.id, null, { name: 'Acme', plan: 'tiny', unlimited: null, tokens: 5 }),
+              (e) => store.createAccount(a, ledger(a.id, 'grant', 5), e),
+            ],
+            [
+              audit('account.update', a.id, null, { name: 'Globex' }),
+              (e) => store.updateAccount(a.id, { name: 'Globex' }, T + 1, e),
+            ],
+            [
+              audit('key.create', a.id, k.id, { name: 'ci' }),
+              (e) => store.createApiKey(k, 'digest-audited', e),
+            ],
+            [audit('key.revoke', a.id, k.id), (e) => store.revokeApiKey(k.id, T + 2, e)],
+            [audit('user.add', a.id, u.id, { email: u.email, role: 'member' }), (e) => store.addUser(u, e)],
+            [audit('user.remove', a.id, u.id, { email: u.email }), (e) => store.removeUser(u.id, e)],
+            [
+              audit('tokens.grant', a.id, grant.id, { amount: 10, reason: null, idempotency_key: null }),
+              (e) => store.appendLedger(grant, e),
+            ],
+            [
+              audit('usage.record', a.id, null, { category: 'enrich', records: 2, requests: 1 }),
+              (e) => consume(a.id, { records: 2, requests: 1 }, e),
+            ],
+            [
+              // Details keep nesting, nulls and any text as they were given.
+              audit('plan.put', null, 'tiny', {
+                unlimited: false,
+                limits: TINY.limits as unknown as AuditDetails,
+                note: 'Zoë ✓ "quoted"',
+              }),
+              (e) => store.putPlan(TINY, T + 3, e),
+            ],
+          ];
+          for (const [entry, act] of steps) await act(entry);
+          const written = steps.map(([entry]) => entry);
+
+          expect(await trail()).toEqual(written);
+          expect(await trail(a.id)).toEqual(written.filter((e) => e.accountId === a.id));
+          expect(await trail(acc.id)).toEqual([]);
+          // And the actions themselves were kept.
+          expect(await store.getAccount(a.id)).toMatchObject({ name: 'Globex', tokenBalance: 15 });
+          expect((await store.getApiKey(k.id))?.revokedAt).toBe(T + 2);
+          expect((await store.getSnapshot(a.id))?.windows).toHaveLength(3);
+        });
+
+        it('writes no entry for an action that did not take effect: refused, replayed, already done, or unknown', async () => {
+          const ghost = id('acc');
+          const k = apiKey(acc.id);
+          await store.createApiKey(k, 'digest-r');
+          await store.revokeApiKey(k.id, T);
+          const u = user(acc.id, 'dup@example.com');
+          await store.addUser(u);
+          await store.appendLedger(ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1' }));
+          await consume(acc.id, { records: 1, requests: 1 }, undefined, {
+            idempotency: { key: 'u-1', requestHash: 'h1' },
+          });
+          const none = (action: AuditAction, target: string | null = null) => audit(action, acc.id, target);
+
+          expect(await store.updateAccount(ghost, { name: 'X' }, T, none('account.update'))).toBeUndefined();
+          expect(await store.revokeApiKey(k.id, T + 5, none('key.revoke', k.id))).toMatchObject({
+            revokedAt: T,
+          });
+          expect(await store.revokeApiKey(id('key'), T, none('key.revoke'))).toBeUndefined();
+          expect(await store.addUser(user(acc.id, 'dup@example.com'), none('user.add'))).toBe('duplicate');
+          expect(await store.removeUser(id('usr'), none('user.remove'))).toBeUndefined();
+
+          const ledgerOutcomes = [
+            await store.appendLedger(ledger(acc.id, 'charge', 4), none('tokens.charge')),
+            await store.appendLedger(
+              ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1' }),
+              none('tokens.grant'),
+            ),
+            await store.appendLedger(
+              ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1', requestHash: 'other' }),
+              none('tokens.grant'),
+            ),
+            await store.appendLedger(ledger(ghost, 'grant', 1), none('tokens.grant')),
+          ];
+          expect(ledgerOutcomes.map((o) => o.kind)).toEqual([
+            'insufficient',
+            'replayed',
+            'idempotency_conflict',
+            'not_found',
+          ]);
+
+          const usageOutcomes = [
+            await consume(acc.id, { records: 21, requests: 1 }, none('usage.record')),
+            await consume(acc.id, { records: 1, requests: 1 }, none('usage.record'), {
+              idempotency: { key: 'u-1', requestHash: 'h1' },
+            }),
+            await consume(acc.id, { records: 2, requests: 1 }, none('usage.record'), {
+              idempotency: { key: 'u-1', requestHash: 'h2' },
+            }),
+            await consume(acc.id, { records: 1, requests: 1 }, none('usage.record'), {
+              charge: { entryId: id('led'), amount: 99, reason: null },
+            }),
+            await consume(ghost, { records: 1, requests: 1 }, none('usage.record')),
+          ];
+          expect(usageOutcomes.map((o) => o.kind)).toEqual([
+            'exceeded',
+            'replayed',
+            'idempotency_conflict',
+            'insufficient',
+            'not_found',
+          ]);
+
+          expect(await trail()).toEqual([]);
+        });
+
+        it('keeps neither the action nor its entry when the entry cannot be written (one transaction)', async () => {
+          const k1 = apiKey(acc.id);
+          const first = audit('key.create', acc.id, k1.id);
+          await store.createApiKey(k1, 'digest-1', first);
+          // The same entry id again: the entry's insert fails, and must take its action down with it.
+          const clash = (action: AuditAction, accountId: string | null = acc.id): AuditEntry => ({
+            ...audit(action, accountId, null),
+            id: first.id,
+          });
+          const b = account();
+          const k2 = apiKey(acc.id);
+          const before = await store.getAccount(acc.id);
+          const windowsBefore = (await store.getSnapshot(acc.id))?.windows;
+
+          await expect(
+            store.createAccount(b, ledger(b.id, 'grant', 5), clash('account.create', b.id)),
+          ).rejects.toThrow();
+          await expect(
+            store.updateAccount(acc.id, { name: 'Lost' }, T + 1, clash('account.update')),
+          ).rejects.toThrow();
+          await expect(store.createApiKey(k2, 'digest-2', clash('key.create'))).rejects.toThrow();
+          await expect(store.revokeApiKey(k1.id, T + 1, clash('key.revoke'))).rejects.toThrow();
+          await expect(store.addUser(user(acc.id, 'eve@example.com'), clash('user.add'))).rejects.toThrow();
+          await expect(
+            store.appendLedger(ledger(acc.id, 'grant', 7), clash('tokens.grant')),
+          ).rejects.toThrow();
+          await expect(consume(acc.id, { records: 1, requests: 1 }, clash('usage.record'))).rejects.toThrow();
+          await expect(
+            store.putPlan({ ...TINY, unlimited: true }, T + 1, clash('plan.put', null)),
+          ).rejects.toThrow();
+
+          expect(await store.getAccount(b.id)).toBeUndefined();
+          expect(await store.listLedger(b.id, { limit: 10 })).toEqual([]);
+          expect(await store.getAccount(acc.id)).toEqual(before);
+          expect(await store.getApiKey(k2.id)).toBeUndefined();
+          expect(await store.findActiveKey('digest-1')).toEqual({ keyId: k1.id, accountId: acc.id });
+          expect(await store.listUsers(acc.id)).toEqual([]);
+          expect(await store.listLedger(acc.id, { limit: 10 })).toEqual([]);
+          expect((await store.getSnapshot(acc.id))?.windows).toEqual(windowsBefore);
+          expect(await store.getPlan('tiny')).toEqual(TINY);
+          expect(await trail()).toEqual([first]);
+
+          // removeUser too: the user stays.
+          const u = user(acc.id, 'kept@example.com');
+          await store.addUser(u);
+          await expect(store.removeUser(u.id, clash('user.remove'))).rejects.toThrow();
+          expect(await store.getUser(u.id)).toEqual(u);
+        });
+
+        it('lists by account, a page at a time after the last id seen; all accounts and plans without one', async () => {
+          const other = account();
+          await store.createAccount(other);
+          const mine: AuditEntry[] = [];
+          const all: AuditEntry[] = [];
+          for (let i = 0; i < 5; i++) {
+            const e = audit('account.update', acc.id, null, { name: `A${i}` });
+            await store.updateAccount(acc.id, { name: `A${i}` }, T + i, e);
+            mine.push(e);
+            all.push(e);
+            const o = audit('account.update', other.id, null, { name: `B${i}` });
+            await store.updateAccount(other.id, { name: `B${i}` }, T + i, o);
+            all.push(o);
+          }
+          const plan = audit('plan.put', null, 'tiny', { unlimited: false });
+          await store.putPlan(TINY, T + 9, plan);
+          all.push(plan);
+
+          const page1 = await store.listAudit({ accountId: acc.id, limit: 2 });
+          expect(page1).toEqual(mine.slice(0, 2));
+          const page2 = await store.listAudit({ accountId: acc.id, limit: 2, after: page1[1]!.id });
+          expect(page2).toEqual(mine.slice(2, 4));
+          const page3 = await store.listAudit({ accountId: acc.id, limit: 2, after: page2[1]!.id });
+          expect(page3).toEqual(mine.slice(4));
+          expect(await store.listAudit({ accountId: acc.id, limit: 2, after: mine[4]!.id })).toEqual([]);
+
+          expect(await store.listAudit({ limit: 100 })).toEqual(all);
+          const firstThree = await store.listAudit({ limit: 3 });
+          expect(firstThree).toEqual(all.slice(0, 3));
+          expect(await store.listAudit({ limit: 100, after: firstThree[2]!.id })).toEqual(all.slice(3));
+          expect(await store.listAudit({ accountId: id('acc'), limit: 10 })).toEqual([]);
         });
       });
     });

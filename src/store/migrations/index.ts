@@ -1,5 +1,6 @@
 /** @module The numbered migration history, the same on every backend; applied in order, each once. */
 import { initial } from './001-initial.js';
+import { audit } from './002-audit.js';
 
 export interface Migration {
   version: number;
@@ -8,7 +9,7 @@ export interface Migration {
   postgres: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, audit];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

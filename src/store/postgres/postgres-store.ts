@@ -6,6 +6,7 @@
  */
 import type { Account } from '../../domain/accounts.js';
 import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
@@ -14,10 +15,12 @@ import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import {
   type AccountRow,
+  type AuditRow,
   type KeyRow,
   type LedgerRow,
   type PlanRow,
   toAccount,
+  toAudit,
   toKey,
   toLedger,
   toPlan,
@@ -29,6 +32,7 @@ import {
 import type {
   AccountPatch,
   AccountSnapshot,
+  AuditQuery,
   LedgerAppend,
   LedgerOutcome,
   Page,
@@ -172,8 +176,11 @@ export class PostgresStore implements Store {
     return row && toPlan(row);
   }
 
-  async putPlan(plan: Plan, now: EpochSeconds): Promise<void> {
-    await guard(() => this.insertPlan(plan, now, this.pool));
+  async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
+    await this.tx(async (db) => {
+      await this.insertPlan(plan, now, db);
+      await this.writeAudit(audit, db);
+    });
   }
 
   private async insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable): Promise<void> {
@@ -185,7 +192,7 @@ export class PostgresStore implements Store {
     );
   }
 
-  async createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void> {
+  async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
     await this.tx(async (db) => {
       await db.query(
         `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
@@ -204,6 +211,7 @@ export class PostgresStore implements Store {
         const outcome = await this.applyLedger(openingGrant, db);
         if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
       }
+      await this.writeAudit(audit, db);
     });
   }
 
@@ -226,7 +234,12 @@ export class PostgresStore implements Store {
     return guard(async () => (await this.one<{ n: number }>('SELECT count(*) AS n FROM accounts'))!.n);
   }
 
-  async updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined> {
+  async updateAccount(
+    id: string,
+    patch: AccountPatch,
+    now: EpochSeconds,
+    audit?: AuditEntry,
+  ): Promise<Account | undefined> {
     return this.tx(async (db) => {
       const row = await this.one<AccountRow>(
         `UPDATE accounts SET
@@ -253,18 +266,20 @@ export class PostgresStore implements Store {
           id,
         ]);
       }
+      if (row) await this.writeAudit(audit, db);
       return row && toAccount(row);
     });
   }
 
-  async createApiKey(key: ApiKeyRecord, digest: string): Promise<void> {
-    await guard(() =>
-      this.pool.query(
+  async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
+    await this.tx(async (db) => {
+      await db.query(
         `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
          VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
         [key.id, key.accountId, key.name, digest, key.hint, key.createdAt],
-      ),
-    );
+      );
+      await this.writeAudit(audit, db);
+    });
   }
 
   async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
@@ -281,10 +296,14 @@ export class PostgresStore implements Store {
     return rows.map(toKey);
   }
 
-  async revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined> {
-    await guard(() =>
-      this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id]),
-    );
+  async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
+    await this.tx(async (db) => {
+      const { rowCount } = await db.query(
+        'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+        [now, id],
+      );
+      if (rowCount === 1) await this.writeAudit(audit, db);
+    });
     return this.getApiKey(id);
   }
 
@@ -320,15 +339,22 @@ export class PostgresStore implements Store {
     return row && { keyId: row.id, accountId: row.account_id };
   }
 
-  async addUser(user: User): Promise<'added' | 'duplicate'> {
-    const result = await guard(() =>
-      this.pool.query(
+  async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
+    return this.tx(async (db) => {
+      const { rowCount } = await db.query(
         `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (account_id, email) DO NOTHING`,
         [user.id, user.accountId, user.email, user.role, user.createdAt],
-      ),
-    );
-    return result.rowCount === 1 ? 'added' : 'duplicate';
+      );
+      if (rowCount !== 1) return 'duplicate';
+      await this.writeAudit(audit, db);
+      return 'added';
+    });
+  }
+
+  async getUser(id: string): Promise<User | undefined> {
+    const row = await guard(() => this.one<UserRow>('SELECT * FROM users WHERE id = $1', [id]));
+    return row && toUser(row);
   }
 
   async listUsers(accountId: string): Promise<User[]> {
@@ -339,8 +365,12 @@ export class PostgresStore implements Store {
     );
   }
 
-  async removeUser(id: string): Promise<User | undefined> {
-    const row = await guard(() => this.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id]));
+  async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
+    const row = await this.tx(async (db) => {
+      const removed = await this.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id], db);
+      if (removed) await this.writeAudit(audit, db);
+      return removed;
+    });
     return row && toUser(row);
   }
 
@@ -396,8 +426,14 @@ export class PostgresStore implements Store {
     await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${scope}:${accountId}:${key}`]);
   }
 
-  async appendLedger(entry: LedgerAppend): Promise<LedgerOutcome> {
-    return this.answer(() => this.tx((db) => this.applyLedger(entry, db)));
+  async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    return this.answer(() =>
+      this.tx(async (db) => {
+        const outcome = await this.applyLedger(entry, db);
+        if (outcome.kind === 'applied') await this.writeAudit(audit, db);
+        return outcome;
+      }),
+    );
   }
 
   private async applyLedger(entry: LedgerAppend, db: PgQueryable): Promise<LedgerOutcome> {
@@ -460,8 +496,14 @@ export class PostgresStore implements Store {
     );
   }
 
-  async commitUsage(c: UsageCommit): Promise<UsageOutcome> {
-    return this.answer(() => this.tx((db) => this.consume(c, db)));
+  async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
+    return this.answer(() =>
+      this.tx(async (db) => {
+        const outcome = await this.consume(c, db);
+        if (outcome.kind === 'committed') await this.writeAudit(audit, db);
+        return outcome;
+      }),
+    );
   }
 
   private async consume(c: UsageCommit, db: PgQueryable): Promise<UsageOutcome> {
@@ -537,5 +579,38 @@ export class PostgresStore implements Store {
       );
     }
     return { kind: 'committed', response };
+  }
+
+  /** Inside the transaction of the action it describes. */
+  private async writeAudit(audit: AuditEntry | undefined, db: PgQueryable): Promise<void> {
+    if (!audit) return;
+    await db.query(
+      `INSERT INTO audit_log (id, at, actor, action, account_id, target_id, details)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        audit.id,
+        audit.at,
+        audit.actor,
+        audit.action,
+        audit.accountId,
+        audit.targetId,
+        JSON.stringify(audit.details),
+      ],
+    );
+  }
+
+  async listAudit(q: AuditQuery): Promise<AuditEntry[]> {
+    const rows = await guard(() =>
+      q.accountId === undefined
+        ? this.all<AuditRow>('SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2', [
+            q.after ?? '',
+            q.limit,
+          ])
+        : this.all<AuditRow>(
+            'SELECT * FROM audit_log WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+            [q.accountId, q.after ?? '', q.limit],
+          ),
+    );
+    return rows.map(toAudit);
   }
 }

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Account } from '../../domain/accounts.js';
 import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
@@ -17,11 +18,13 @@ import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import {
   type AccountRow,
+  type AuditRow,
   boolToInt,
   type KeyRow,
   type LedgerRow,
   type PlanRow,
   toAccount,
+  toAudit,
   toKey,
   toLedger,
   toPlan,
@@ -33,6 +36,7 @@ import {
 import type {
   AccountPatch,
   AccountSnapshot,
+  AuditQuery,
   LedgerAppend,
   LedgerOutcome,
   Page,
@@ -156,8 +160,15 @@ export class SqliteStore implements Store {
     return row && toPlan(row);
   }
 
-  async putPlan(plan: Plan, now: EpochSeconds): Promise<void> {
-    await this.attempt(() => this.insertPlan(plan, now));
+  async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
+    await this.attempt(() =>
+      this.db
+        .transaction(() => {
+          this.insertPlan(plan, now);
+          this.writeAudit(audit);
+        })
+        .immediate(),
+    );
   }
 
   private insertPlan(plan: Plan, now: EpochSeconds): void {
@@ -168,7 +179,7 @@ export class SqliteStore implements Store {
     ).run(plan.id, plan.unlimited ? 1 : 0, JSON.stringify(plan.limits), now, now);
   }
 
-  async createAccount(account: Account, openingGrant?: LedgerAppend): Promise<void> {
+  async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
     await this.attempt(() =>
       this.db
         .transaction(() => {
@@ -188,6 +199,7 @@ export class SqliteStore implements Store {
             const outcome = this.applyLedger(openingGrant);
             if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
           }
+          this.writeAudit(audit);
         })
         .immediate(),
     );
@@ -215,7 +227,12 @@ export class SqliteStore implements Store {
     return this.attempt(() => (this.sql('SELECT count(*) AS n FROM accounts').get() as { n: number }).n);
   }
 
-  async updateAccount(id: string, patch: AccountPatch, now: EpochSeconds): Promise<Account | undefined> {
+  async updateAccount(
+    id: string,
+    patch: AccountPatch,
+    now: EpochSeconds,
+    audit?: AuditEntry,
+  ): Promise<Account | undefined> {
     return this.attempt(() =>
       this.db
         .transaction(() => {
@@ -242,18 +259,24 @@ export class SqliteStore implements Store {
               id,
             );
           }
+          if (row) this.writeAudit(audit);
           return row && toAccount(row);
         })
         .immediate(),
     );
   }
 
-  async createApiKey(key: ApiKeyRecord, digest: string): Promise<void> {
+  async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
     await this.attempt(() =>
-      this.sql(
-        `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
-         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
-      ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt),
+      this.db
+        .transaction(() => {
+          this.sql(
+            `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+             VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
+          ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
+          this.writeAudit(audit);
+        })
+        .immediate(),
     );
   }
 
@@ -279,9 +302,16 @@ export class SqliteStore implements Store {
     return rows.map(toKey);
   }
 
-  async revokeApiKey(id: string, now: EpochSeconds): Promise<ApiKeyRecord | undefined> {
+  async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
     await this.attempt(() =>
-      this.sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id),
+      this.db
+        .transaction(() => {
+          const { changes } = this.sql(
+            'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+          ).run(now, id);
+          if (changes === 1) this.writeAudit(audit);
+        })
+        .immediate(),
     );
     return this.getApiKey(id);
   }
@@ -316,14 +346,27 @@ export class SqliteStore implements Store {
     return row && { keyId: row.id, accountId: row.account_id };
   }
 
-  async addUser(user: User): Promise<'added' | 'duplicate'> {
-    const result = await this.attempt(() =>
-      this.sql(
-        `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (account_id, email) DO NOTHING`,
-      ).run(user.id, user.accountId, user.email, user.role, user.createdAt),
+  async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
+    return this.attempt(() =>
+      this.db
+        .transaction(() => {
+          const { changes } = this.sql(
+            `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (account_id, email) DO NOTHING`,
+          ).run(user.id, user.accountId, user.email, user.role, user.createdAt);
+          if (changes !== 1) return 'duplicate' as const;
+          this.writeAudit(audit);
+          return 'added' as const;
+        })
+        .immediate(),
     );
-    return result.changes === 1 ? 'added' : 'duplicate';
+  }
+
+  async getUser(id: string): Promise<User | undefined> {
+    const row = await this.attempt(
+      () => this.sql('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined,
+    );
+    return row && toUser(row);
   }
 
   async listUsers(accountId: string): Promise<User[]> {
@@ -334,9 +377,17 @@ export class SqliteStore implements Store {
     );
   }
 
-  async removeUser(id: string): Promise<User | undefined> {
-    const row = await this.attempt(
-      () => this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as UserRow | undefined,
+  async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
+    const row = await this.attempt(() =>
+      this.db
+        .transaction(() => {
+          const removed = this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as
+            | UserRow
+            | undefined;
+          if (removed) this.writeAudit(audit);
+          return removed;
+        })
+        .immediate(),
     );
     return row && toUser(row);
   }
@@ -375,10 +426,16 @@ export class SqliteStore implements Store {
     ).map(toWindow);
   }
 
-  async appendLedger(entry: LedgerAppend): Promise<LedgerOutcome> {
+  async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
     return this.attempt(() => {
       try {
-        return this.db.transaction(() => this.applyLedger(entry)).immediate();
+        return this.db
+          .transaction(() => {
+            const outcome = this.applyLedger(entry);
+            if (outcome.kind === 'applied') this.writeAudit(audit);
+            return outcome;
+          })
+          .immediate();
       } catch (err) {
         if (err instanceof Rollback) return err.outcome as LedgerOutcome;
         throw err;
@@ -440,10 +497,16 @@ export class SqliteStore implements Store {
     );
   }
 
-  async commitUsage(c: UsageCommit): Promise<UsageOutcome> {
+  async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
     return this.attempt(() => {
       try {
-        return this.db.transaction(() => this.consume(c)).immediate();
+        return this.db
+          .transaction(() => {
+            const outcome = this.consume(c);
+            if (outcome.kind === 'committed') this.writeAudit(audit);
+            return outcome;
+          })
+          .immediate();
       } catch (err) {
         if (err instanceof Rollback) return err.outcome as UsageOutcome;
         throw err;
@@ -522,5 +585,36 @@ export class SqliteStore implements Store {
       ).run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
     }
     return { kind: 'committed', response };
+  }
+
+  /** Inside the transaction of the action it describes. */
+  private writeAudit(audit: AuditEntry | undefined): void {
+    if (!audit) return;
+    this.sql(
+      `INSERT INTO audit_log (id, at, actor, action, account_id, target_id, details)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      audit.id,
+      audit.at,
+      audit.actor,
+      audit.action,
+      audit.accountId,
+      audit.targetId,
+      JSON.stringify(audit.details),
+    );
+  }
+
+  async listAudit(q: AuditQuery): Promise<AuditEntry[]> {
+    const rows = await this.attempt(
+      () =>
+        (q.accountId === undefined
+          ? this.sql('SELECT * FROM audit_log WHERE id > ? ORDER BY id LIMIT ?').all(q.after ?? '', q.limit)
+          : this.sql('SELECT * FROM audit_log WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?').all(
+              q.accountId,
+              q.after ?? '',
+              q.limit,
+            )) as AuditRow[],
+    );
+    return rows.map(toAudit);
   }
 }
