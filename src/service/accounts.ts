@@ -1,9 +1,11 @@
 /** @module Use cases on accounts: create (with an opening grant), read, list, update. */
 import { type Account, validateAccountName, validateStatusChange } from '../domain/accounts.js';
+import type { AuditDetails } from '../domain/audit.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { fingerprint, MAX_TOKENS } from '../domain/ledger.js';
 import type { AccountPatch } from '../store/store.js';
+import { draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { type AdminAccountRecord, adminAccountRecord } from './views.js';
 
@@ -64,7 +66,13 @@ export class AccountService {
             createdAt: t,
           }
         : undefined;
-    await this.deps.store.createAccount(account, grant);
+    const audit = draftAudit(this.deps, 'account.create', account.id, null, {
+      name: account.name,
+      plan: planId,
+      unlimited: account.unlimitedOverride,
+      tokens,
+    });
+    await this.deps.store.createAccount(account, grant, audit);
     return this.get(account.id);
   }
 
@@ -116,7 +124,18 @@ export class AccountService {
       patch.unlimitedOverride = input.unlimited;
     }
     if (Object.keys(patch).length === 0) return fail('invalid_arguments', 'Nothing to update.');
-    await this.deps.store.updateAccount(id, patch, now(this.deps));
+    const audit = draftAudit(this.deps, 'account.update', id, null, askedFields(patch));
+    await this.deps.store.updateAccount(id, patch, now(this.deps), audit);
     return this.get(id);
   }
+}
+
+/** A patch in the admin API's names: what the audit trail records of an update. */
+function askedFields(patch: AccountPatch): AuditDetails {
+  const asked: AuditDetails = {};
+  if (patch.name !== undefined) asked.name = patch.name;
+  if (patch.planId !== undefined) asked.plan = patch.planId;
+  if (patch.status !== undefined) asked.status = patch.status;
+  if (patch.unlimitedOverride !== undefined) asked.unlimited = patch.unlimitedOverride;
+  return asked;
 }

@@ -1,4 +1,4 @@
-/** @module What every use case is given: the store, the clock, and the key settings. */
+/** @module What every use case is given: the store, the clock, the key settings, and who is acting. */
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
 import type { KeyUsageRecorder } from './key-usage.js';
@@ -14,6 +14,11 @@ export interface ServiceDeps {
   previousKeySecrets?: readonly string[];
   /** Where successful authentications are noted (last_used_at); none in one-shot tools like the CLI. */
   keyUsage?: KeyUsageRecorder;
+  /**
+   * Who is acting (`admin:<token name>`, `cli:<user>`, `system:<what>`); set with `services.as(actor)`.
+   * When set, every change the use cases make is written to the audit trail under it.
+   */
+  actor?: string;
 }
 
 export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);

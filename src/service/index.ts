@@ -1,6 +1,7 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
 import { AccountService } from './accounts.js';
+import { AuditService } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 import { KeyService } from './keys.js';
 import { PlanService } from './plans.js';
@@ -11,21 +12,40 @@ import { getAccountResponse } from './views.js';
 
 export type { ServiceDeps } from './context.js';
 
-export function createServices(deps: ServiceDeps) {
-  return {
-    deps,
-    plans: new PlanService(deps),
-    accounts: new AccountService(deps),
-    keys: new KeyService(deps),
-    users: new UserService(deps),
-    tokens: new TokenService(deps),
-    usage: new UsageService(deps),
-    /** The `get_account` answer for an account; reads only. */
-    async accountView(accountId: string) {
-      const snapshot = await deps.store.getSnapshot(accountId);
-      return snapshot && getAccountResponse(snapshot, now(deps));
-    },
-  };
+export class Services {
+  readonly plans: PlanService;
+  readonly accounts: AccountService;
+  readonly keys: KeyService;
+  readonly users: UserService;
+  readonly tokens: TokenService;
+  readonly usage: UsageService;
+  readonly audit: AuditService;
+
+  constructor(readonly deps: ServiceDeps) {
+    this.plans = new PlanService(deps);
+    this.accounts = new AccountService(deps);
+    this.keys = new KeyService(deps);
+    this.users = new UserService(deps);
+    this.tokens = new TokenService(deps);
+    this.usage = new UsageService(deps);
+    this.audit = new AuditService(deps);
+  }
+
+  /**
+   * The same use cases acting as `actor`: every change they make is audited under that name, in
+   * the transaction that makes it. Cheap (a handful of small objects), so made per request.
+   */
+  as(actor: string): Services {
+    return new Services({ ...this.deps, actor });
+  }
+
+  /** The `get_account` answer for an account; reads only. */
+  async accountView(accountId: string) {
+    const snapshot = await this.deps.store.getSnapshot(accountId);
+    return snapshot && getAccountResponse(snapshot, now(this.deps));
+  }
 }
 
-export type Services = ReturnType<typeof createServices>;
+export function createServices(deps: ServiceDeps): Services {
+  return new Services(deps);
+}

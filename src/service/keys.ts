@@ -2,6 +2,7 @@
 import { type ApiKeyRecord, digestKey, generateKey, isWellFormedKey, keyHint } from '../domain/api-keys.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 import { keyRecord } from './views.js';
 
@@ -28,7 +29,9 @@ export class KeyService {
       revokedAt: null,
       lastUsedAt: null,
     };
-    await this.deps.store.createApiKey(record, digestKey(this.deps.keySecret, key));
+    // The audit entry names the key by its id: never the key, its digest or its hint.
+    const audit = draftAudit(this.deps, 'key.create', accountId, record.id, { name: record.name });
+    await this.deps.store.createApiKey(record, digestKey(this.deps.keySecret, key), audit);
     return ok({ ...keyRecord(record), key });
   }
 
@@ -39,7 +42,11 @@ export class KeyService {
   }
 
   async revoke(keyId: string): Promise<Result<KeyRecord>> {
-    const key = await this.deps.store.revokeApiKey(keyId, now(this.deps));
+    // Read first for the account the audit entry names; a key never changes account.
+    const existing = await this.deps.store.getApiKey(keyId);
+    if (!existing) return fail('not_found', `No key "${keyId}".`);
+    const audit = draftAudit(this.deps, 'key.revoke', existing.accountId, keyId, {});
+    const key = await this.deps.store.revokeApiKey(keyId, now(this.deps), audit);
     return key ? ok(keyRecord(key)) : fail('not_found', `No key "${keyId}".`);
   }
 

@@ -1,4 +1,5 @@
 /** @module Use cases on the plan catalogue. */
+import type { JsonValue } from '../domain/audit.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import {
   applyLimitAssignments,
@@ -7,6 +8,7 @@ import {
   validateLimits,
   validatePlanId,
 } from '../domain/plans.js';
+import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
 export class PlanService {
@@ -44,7 +46,12 @@ export class PlanService {
   }
 
   private async save(plan: Plan): Promise<Result<Plan>> {
-    await this.deps.store.putPlan(plan, now(this.deps));
+    const audit = draftAudit(this.deps, 'plan.put', null, plan.id, {
+      unlimited: plan.unlimited,
+      // PlanLimits is plain JSON (numbers in nested objects); its interface type just lacks an index signature.
+      limits: plan.limits as unknown as JsonValue,
+    });
+    await this.deps.store.putPlan(plan, now(this.deps), audit);
     return ok(plan);
   }
 }

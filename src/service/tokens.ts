@@ -3,6 +3,7 @@ import { isUnlimited } from '../domain/accounts.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { fingerprint, validateLedgerRequest } from '../domain/ledger.js';
+import { draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { ledgerRecord } from './views.js';
 
@@ -36,16 +37,25 @@ export class TokenService {
     if (unlimited && req.value.kind === 'charge')
       return ok({ entry: null, token_balance: -1, replayed: false });
     const { kind, amount, reason, idempotencyKey } = req.value;
-    const outcome = await this.deps.store.appendLedger({
-      id: newId('led', this.deps.clock.now()),
-      accountId,
-      kind,
+    const entryId = newId('led', this.deps.clock.now());
+    const audit = draftAudit(this.deps, `tokens.${kind}`, accountId, entryId, {
       amount,
       reason,
-      idempotencyKey,
-      requestHash: fingerprint({ kind, amount, reason }),
-      createdAt: now(this.deps),
+      idempotency_key: idempotencyKey,
     });
+    const outcome = await this.deps.store.appendLedger(
+      {
+        id: entryId,
+        accountId,
+        kind,
+        amount,
+        reason,
+        idempotencyKey,
+        requestHash: fingerprint({ kind, amount, reason }),
+        createdAt: now(this.deps),
+      },
+      audit,
+    );
     switch (outcome.kind) {
       case 'applied':
       case 'replayed':

@@ -4,6 +4,7 @@
  * all go through `meter`.
  */
 import { isUnlimited, statusRefusal } from '../domain/accounts.js';
+import type { AuditEntry } from '../domain/audit.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import {
   type Amounts,
@@ -21,6 +22,7 @@ import { newId } from '../domain/ids.js';
 import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
 import type { Category } from '../domain/plans.js';
 import type { AccountSnapshot } from '../store/store.js';
+import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
 export interface UsageAnswer {
@@ -41,6 +43,8 @@ export interface MeterRequest<T> {
   idempotency?: { key: string; payload: unknown };
   /** Builds the answer from the windows after the consumption (stored for idempotent replays). */
   render: (windows: WindowState[], nowSeconds: number) => T;
+  /** Written with the consumption, if it is committed: admin and CLI records only, never metered tool calls. */
+  audit?: AuditEntry;
 }
 
 export class UsageService {
@@ -71,6 +75,11 @@ export class UsageService {
       }),
     };
     if (idem.value !== null) req.idempotency = { key: idem.value, payload: { category, ...amounts.value } };
+    req.audit = draftAudit(this.deps, 'usage.record', accountId, null, {
+      category,
+      ...amounts.value,
+      idempotency_key: idem.value,
+    });
     const metered = await this.meter(req);
     return metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered;
   }
@@ -105,24 +114,27 @@ export class UsageService {
     if (refused) return refused;
     const t = now(this.deps);
     const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
-    const outcome = await this.deps.store.commitUsage({
-      accountId: account.id,
-      increments: incrementsFor(plan.limits, req.category, req.amounts),
-      now: t,
-      ...(cost > 0
-        ? {
-            charge: {
-              entryId: newId('led', this.deps.clock.now()),
-              amount: cost,
-              reason: req.reason ?? null,
-            },
-          }
-        : {}),
-      ...(req.idempotency
-        ? { idempotency: { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) } }
-        : {}),
-      render: (windows) => req.render(windows, t),
-    });
+    const outcome = await this.deps.store.commitUsage(
+      {
+        accountId: account.id,
+        increments: incrementsFor(plan.limits, req.category, req.amounts),
+        now: t,
+        ...(cost > 0
+          ? {
+              charge: {
+                entryId: newId('led', this.deps.clock.now()),
+                amount: cost,
+                reason: req.reason ?? null,
+              },
+            }
+          : {}),
+        ...(req.idempotency
+          ? { idempotency: { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) } }
+          : {}),
+        render: (windows) => req.render(windows, t),
+      },
+      req.audit,
+    );
     switch (outcome.kind) {
       case 'committed':
         return ok({ response: outcome.response as T, replayed: false });

@@ -2,6 +2,7 @@
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { validateUser } from '../domain/users.js';
+import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 import { userRecord } from './views.js';
 
@@ -21,7 +22,11 @@ export class UserService {
       ...valid.value,
       createdAt: now(this.deps),
     };
-    const outcome = await this.deps.store.addUser(user);
+    const audit = draftAudit(this.deps, 'user.add', accountId, user.id, {
+      email: user.email,
+      role: user.role,
+    });
+    const outcome = await this.deps.store.addUser(user, audit);
     if (outcome === 'duplicate')
       return fail('conflict', `The account already has a user ${valid.value.email}.`);
     return ok(userRecord(user));
@@ -34,7 +39,11 @@ export class UserService {
   }
 
   async remove(userId: string): Promise<Result<UserRecord>> {
-    const user = await this.deps.store.removeUser(userId);
+    // Read first for the account the audit entry names; a user never changes account.
+    const existing = await this.deps.store.getUser(userId);
+    if (!existing) return fail('not_found', `No user "${userId}".`);
+    const audit = draftAudit(this.deps, 'user.remove', existing.accountId, userId, { email: existing.email });
+    const user = await this.deps.store.removeUser(userId, audit);
     return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);
   }
 }

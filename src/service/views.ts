@@ -1,6 +1,7 @@
 /** @module JSON shapes that the admin API and the CLI's --json print: snake_case, ISO times. */
 import { isUnlimited, visibleBalance } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
+import type { AuditDetails, AuditEntry } from '../domain/audit.js';
 import { type EpochSeconds, isoSeconds } from '../domain/clock.js';
 import { type FairUseMetadata, type FairUseView, fairUseMetadata, fairUseView } from '../domain/fair-use.js';
 import type { LedgerEntry } from '../domain/ledger.js';
@@ -101,5 +102,27 @@ export function ledgerRecord(e: LedgerEntry) {
     reason: e.reason,
     idempotency_key: e.idempotencyKey,
     created_at: isoSeconds(e.createdAt),
+  };
+}
+
+export interface AuditRecord {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  account_id: string | null;
+  target_id: string | null;
+  details: AuditDetails;
+}
+
+export function auditRecord(e: AuditEntry): AuditRecord {
+  return {
+    id: e.id,
+    at: isoSeconds(e.at),
+    actor: e.actor,
+    action: e.action,
+    account_id: e.accountId,
+    target_id: e.targetId,
+    details: e.details,
   };
 }

@@ -19,7 +19,7 @@ describe('npm start (node dist/main.js) as a real process', () => {
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(first.stdout())?.[1];
     expect(key).toBeDefined();
     expect(first.stdout()).toContain(`curl -s -X POST ${first.url}/api/v1/tools/get_account`);
-    expect(first.stdout()).toContain('"migrations":["001-initial"]');
+    expect(first.stdout()).toContain('"migrations":["001-initial","002-audit"]');
     const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -52,8 +52,14 @@ describe('npm start (node dist/main.js) as a real process', () => {
     const row = db.prepare("SELECT last_used_at FROM api_keys WHERE name = 'demo'").get() as {
       last_used_at: number | null;
     };
+    // The demo account and key are in the audit trail, as the first run's doing.
+    const audited = db.prepare('SELECT actor, action FROM audit_log ORDER BY id').all();
     db.close();
     expect(row.last_used_at).toEqual(expect.any(Number));
+    expect(audited).toEqual([
+      { actor: 'system:first-run', action: 'account.create' },
+      { actor: 'system:first-run', action: 'key.create' },
+    ]);
   });
 
   it('creates no demo account when NODE_ENV=production', async () => {

@@ -1,0 +1,61 @@
+/** @module The audit trail: drafting an entry for the action a use case is about to take, and reading the trail. */
+import {
+  type AuditAction,
+  type AuditDetails,
+  type AuditEntry,
+  assertNoCredentials,
+} from '../domain/audit.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
+import { type AuditRecord, auditRecord } from './views.js';
+
+/**
+ * The entry for an action, for the store to write with it; none when no one is named as acting
+ * (internal callers and tests that use the services bare). The admin API and the CLI always name one.
+ */
+export function draftAudit(
+  deps: ServiceDeps,
+  action: AuditAction,
+  accountId: string | null,
+  targetId: string | null,
+  details: AuditDetails,
+): AuditEntry | undefined {
+  if (deps.actor === undefined) return undefined;
+  return {
+    id: newId('aud', deps.clock.now()),
+    at: now(deps),
+    actor: deps.actor,
+    action,
+    accountId,
+    targetId,
+    details: assertNoCredentials(details),
+  };
+}
+
+export interface AuditListInput {
+  accountId?: string;
+  limit?: number;
+  after?: string;
+}
+
+export class AuditService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  /** Oldest first (id order); an unknown account is not_found, as every account-scoped list answers. */
+  async list(input: AuditListInput = {}): Promise<Result<AuditRecord[]>> {
+    const limit = input.limit ?? DEFAULT_PAGE;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      return fail('invalid_arguments', `limit must be from 1 to ${MAX_PAGE}.`);
+    }
+    if (input.accountId !== undefined && !(await this.deps.store.getAccount(input.accountId))) {
+      return fail('not_found', `No account "${input.accountId}".`);
+    }
+    const entries = await this.deps.store.listAudit({
+      limit,
+      ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),
+      ...(input.after !== undefined ? { after: input.after } : {}),
+    });
+    return ok(entries.map(auditRecord));
+  }
+}
