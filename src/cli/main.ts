@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAccount } from './account.js';
 import { registerAccounts } from './accounts.js';
+import { registerAudit } from './audit.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate } from './migrate.js';
 import { CliError, EXIT_OK, EXIT_USAGE, errorBody, reportError } from './output.js';
@@ -47,6 +48,7 @@ export function buildProgram(json: () => boolean): Command {
   registerUsers(program);
   registerTokens(program);
   registerUsage(program);
+  registerAudit(program);
   registerAccount(program);
   return program;
 }

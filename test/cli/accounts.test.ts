@@ -190,7 +190,7 @@ describe('toolgate migrate', () => {
   it('migrates a fresh database once, then reports it up to date', async () => {
     const fresh = scratch();
     try {
-      expect(await fresh.json('migrate')).toEqual({ applied: ['001-initial'] });
+      expect(await fresh.json('migrate')).toEqual({ applied: ['001-initial', '002-audit'] });
       expect(await fresh.json('migrate')).toEqual({ applied: [] });
       const r = await fresh.run('migrate');
       expect(r.stdout).toBe('The database is up to date.\n');
