@@ -1,14 +1,14 @@
-import type { AppHarness } from '../helpers.js';
+import type { FastifyInstance } from 'fastify';
 import { ADMIN_TOKEN } from '../helpers.js';
 
-/** Calls the admin API with the admin token. */
-export function admin(h: AppHarness) {
+/** Calls the admin API with an admin token (the harness's single token unless told). */
+export function admin(h: { app: FastifyInstance }, token: string = ADMIN_TOKEN) {
   const send = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
     h.app.inject({
       method,
       url: `/admin/v1${url}`,
       headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
+        authorization: `Bearer ${token}`,
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { assertNoCredentials } from '../../src/domain/audit.js';
+import { type Harness, scratchServices } from '../helpers.js';
+
+describe('services acting as someone', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await scratchServices();
+  });
+  afterEach(async () => h.close());
+
+  const trail = async () => {
+    const listed = await h.services.audit.list({ limit: 100 });
+    if (!listed.ok) throw new Error(listed.error.message);
+    return listed.value;
+  };
+
+  it('audit under the actor given to as(); the bare services audit nothing', async () => {
+    const bare = await h.services.accounts.create({ name: 'Internal' });
+    expect(bare.ok).toBe(true);
+    expect(await trail()).toEqual([]);
+
+    const ops = h.services.as('admin:ops');
+    const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
+    if (!acc.ok) throw new Error(acc.error.message);
+    await h.services.as('cli:ann').tokens.apply(acc.value.id, { kind: 'grant', amount: 1 });
+    expect((await trail()).map((e) => [e.actor, e.action])).toEqual([
+      ['admin:ops', 'account.create'],
+      ['cli:ann', 'tokens.grant'],
+    ]);
+    // as() makes a view: the services it came from still act as no one.
+    await h.services.tokens.apply(acc.value.id, { kind: 'grant', amount: 1 });
+    expect(await trail()).toHaveLength(2);
+  });
+
+  it('never audit a metered consumption through meter, even when acting as someone', async () => {
+    const ops = h.services.as('admin:ops');
+    const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
+    if (!acc.ok) throw new Error(acc.error.message);
+    const snapshot = await h.store.getSnapshot(acc.value.id);
+    const metered = await ops.usage.meter({
+      snapshot: snapshot!,
+      category: 'enrich',
+      amounts: { records: 1, requests: 1 },
+      tokenCost: 1,
+      render: () => null,
+    });
+    expect(metered.ok).toBe(true);
+    expect((await trail()).map((e) => e.action)).toEqual(['account.create']);
+    // usage.record is the admin action, and is audited.
+    await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 });
+    expect((await trail()).map((e) => e.action)).toEqual(['account.create', 'usage.record']);
+  });
+});
+
+describe('audit details', () => {
+  it('refuse members named like a credential, at any depth', () => {
+    expect(assertNoCredentials({ name: 'ci', idempotency_key: 'k', tokens: 5 })).toEqual({
+      name: 'ci',
+      idempotency_key: 'k',
+      tokens: 5,
+    });
+    expect(() => assertNoCredentials({ key: 'tg_abc' })).toThrow(/key/);
+    expect(() => assertNoCredentials({ nested: [{ digest: 'x' }] })).toThrow(/digest/);
+    expect(() => assertNoCredentials({ Secret: 'x' })).toThrow(/Secret/);
+  });
+});
