@@ -1,18 +1,26 @@
 /**
- * @module `npm run bench`: toolgate against a bare-Fastify baseline, both real child processes on
- * this machine, measured in the same run and reported as ratios (see lib/runner.ts for the method).
+ * @module `npm run bench`: toolgate on each database backend (SQLite, PostgreSQL) against the same
+ * bare-Fastify baseline, all real child processes on this machine, measured in the same run and
+ * reported as ratios, the baseline alternated with each backend in turn (see lib/runner.ts).
  * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON.
  * Exits 1 when a figure is suspect (non-2xx answers, connection errors, failed checks).
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { seedAccounts } from './lib/admin.js';
-import { type BenchOptions, parseOptions, USAGE, UsageError } from './lib/args.js';
+import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from './lib/args.js';
 import { cleanupAll, installCleanupHandlers, interrupted } from './lib/cleanup.js';
 import { stopLoad } from './lib/load.js';
-import { json, loudly, machine, table, warnings } from './lib/report.js';
+import { probe, type ServerInfo } from './lib/postgres.js';
+import { json, loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
 import { runScenario, type ScenarioResult } from './lib/runner.js';
-import { startBaseline, startToolgateSqlite } from './lib/targets.js';
+import {
+  startBaseline,
+  startToolgatePostgres,
+  startToolgateSqlite,
+  type Target,
+  type ToolgateTarget,
+} from './lib/targets.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { Fixture } from './scenarios/scenario.js';
 
@@ -36,30 +44,82 @@ async function main(): Promise<number> {
   }
   const scenarios = SCENARIOS.filter((s) => opts.only === null || opts.only.includes(s.id));
   installCleanupHandlers(stopLoad);
-  const m = machine();
+  const info: RunInfo = { machine: machine(), opts, postgres: null, skipped: [] };
   const t0 = Date.now();
 
-  progress('bench: starting the baseline and toolgate (sqlite)...');
-  const [baseline, toolgate] = await Promise.all([startBaseline(), startToolgateSqlite()]);
+  let backends = opts.backends;
+  let server: ServerInfo | null = null;
+  if (backends.includes('postgres')) {
+    const where = redactUrl(opts.postgresUrl);
+    progress(`bench: asking PostgreSQL at ${where}...`);
+    try {
+      server = await probe(opts.postgresUrl);
+    } catch (err) {
+      const why = `PostgreSQL at ${where} does not answer (${err instanceof Error ? err.message : String(err)})`;
+      if (opts.backendsExplicit) {
+        process.stderr.write(`bench: ${why}, and --backends names postgres.\n`);
+        return 1;
+      }
+      info.skipped.push({
+        backend: 'postgres',
+        reason: `${why}. SQLite only. Point at a server with --postgres-url or TOOLGATE_BENCH_POSTGRES_URL; --backends postgres turns this into an error.`,
+      });
+      process.stderr.write(`${loudly(notices(info), 'NOTICE:')}\n`);
+      backends = backends.filter((b) => b !== 'postgres');
+    }
+  }
+
+  progress(`bench: starting the baseline and toolgate (${backends.join(', ')})...`);
+  const started = await Promise.all([
+    startBaseline(),
+    ...backends.map(async (backend): Promise<ToolgateTarget> => {
+      if (backend === 'sqlite') return startToolgateSqlite();
+      const pg = await startToolgatePostgres({
+        url: opts.postgresUrl,
+        poolSize: opts.poolSize,
+        local: server!.local,
+      });
+      info.postgres = {
+        url: redactUrl(opts.postgresUrl),
+        version: server!.version,
+        schema: pg.schema,
+        poolSize: opts.poolSize,
+        synchronousCommit: server!.synchronousCommit,
+        local: server!.local,
+      };
+      return pg;
+    }),
+  ]);
+  const baseline = started[0] as Target;
+  const toolgates = started.slice(1) as ToolgateTarget[];
   progress(
-    `bench: baseline at ${baseline.url}, toolgate at ${toolgate.url}; seeding ${opts.accounts} accounts...`,
+    `bench: baseline at ${baseline.url}, ${toolgates.map((t) => `toolgate (${t.backend}) at ${t.url}`).join(', ')}; seeding ${opts.accounts} accounts into each...`,
   );
-  const accounts = await seedAccounts(toolgate.url, toolgate.adminToken, opts.accounts);
-  const fixture: Fixture = { baseline, toolgate, accounts };
+  const fixtures: Fixture[] = await Promise.all(
+    toolgates.map(async (toolgate) => ({
+      baseline,
+      toolgate,
+      accounts: await seedAccounts(toolgate.url, toolgate.adminToken, opts.accounts),
+    })),
+  );
 
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
-    progress(`bench: ${scenario.title}: ${scenario.description}`);
-    results.push(await runScenario(scenario, fixture, opts, progress));
+    for (const fixture of fixtures) {
+      progress(`bench: ${scenario.title} on ${fixture.toolgate.backend}: ${scenario.description}`);
+      results.push(await runScenario(scenario, fixture, opts, progress));
+    }
   }
   await cleanupAll();
 
-  process.stdout.write(`\n${table(m, opts, results)}\n`);
+  process.stdout.write(`\n${table(info, results)}\n`);
   const problems = warnings(results);
   if (problems.length > 0) process.stdout.write(`\n${loudly(problems)}\n`);
+  const news = notices(info, results);
+  if (news.length > 0) process.stdout.write(`\n${loudly(news, 'NOTICE:')}\n`);
   if (opts.json) {
     const file = resolve(opts.json);
-    writeFileSync(file, `${JSON.stringify(json(m, opts, results), null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(json(info, results), null, 2)}\n`);
     progress(`bench: wrote ${file}`);
   }
   progress(`bench: done in ${Math.round((Date.now() - t0) / 1000)} s`);

@@ -16,14 +16,29 @@ export interface BenchOptions {
   only: string[] | null;
   /** Where to write the figures as JSON; null: nowhere. */
   json: string | null;
+  /** toolgate's database backends to measure, each against the same baseline, in this order. */
+  backends: Backend[];
+  /** True when --backends was given: then a backend that cannot run is an error, not a notice. */
+  backendsExplicit: boolean;
+  /** The PostgreSQL server toolgate runs on (a scratch schema in it is created and dropped). */
+  postgresUrl: string;
+  /** TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate. */
+  poolSize: number;
 }
 
-export const DEFAULTS: Omit<BenchOptions, 'only' | 'json'> = {
-  duration: 5,
+export const BACKENDS = ['sqlite', 'postgres'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export const DEFAULTS: Omit<BenchOptions, 'only' | 'json' | 'backendsExplicit' | 'postgresUrl'> = {
+  duration: 4,
   connections: 50,
   rounds: 3,
   warmup: 2,
   accounts: 200,
+  backends: [...BACKENDS],
+  poolSize: 10,
 };
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -35,6 +50,12 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --accounts <n>      accounts seeded into toolgate, one key each (default ${DEFAULTS.accounts})
   --only <ids>        comma-separated scenario ids (default: all)
   --json <file>       also write the figures to <file> as JSON
+  --backends <list>   toolgate's databases, comma-separated: sqlite, postgres (default both; without
+                      this flag an unreachable PostgreSQL is skipped with a notice, with it the run fails)
+  --postgres-url <u>  the PostgreSQL server (default $TOOLGATE_BENCH_POSTGRES_URL, else
+                      ${DEFAULT_POSTGRES_URL}); the bench works in a scratch schema
+                      bench_<random hex> that it creates and drops, and touches nothing else
+  --pool-size <n>     TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate (default ${DEFAULTS.poolSize})
   --help              this text
 `;
 
@@ -42,7 +63,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export function parseOptions(argv: string[], scenarioIds: readonly string[]): BenchOptions | 'help' {
+export function parseOptions(
+  argv: string[],
+  scenarioIds: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): BenchOptions | 'help' {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -64,6 +89,19 @@ export function parseOptions(argv: string[], scenarioIds: readonly string[]): Be
       throw new UsageError(`--only: no scenario "${id}" (there are: ${scenarioIds.join(', ')})`);
   }
   if (v.json === '') throw new UsageError('--json needs a file name');
+  const backends: Backend[] = [];
+  for (const name of (v.backends ?? BACKENDS.join(',')).split(',').map((s) => s.trim())) {
+    if (name === '') continue;
+    if (!(BACKENDS as readonly string[]).includes(name))
+      throw new UsageError(`--backends: no backend "${name}" (there are: ${BACKENDS.join(', ')})`);
+    if (!backends.includes(name as Backend)) backends.push(name as Backend);
+  }
+  if (backends.length === 0) throw new UsageError('--backends names no backend');
+  const postgresUrl = v['postgres-url'] ?? (env.TOOLGATE_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL);
+  if (!/^postgres(ql)?:\/\/.+/.test(postgresUrl))
+    throw new UsageError(
+      `--postgres-url must be postgres://user@host:port/db (got "${redactUrl(postgresUrl)}")`,
+    );
   return {
     duration: number('--duration', v.duration, DEFAULTS.duration, 1, 3600),
     connections: number('--connections', v.connections, DEFAULTS.connections, 1, 10_000),
@@ -72,6 +110,10 @@ export function parseOptions(argv: string[], scenarioIds: readonly string[]): Be
     accounts: number('--accounts', v.accounts, DEFAULTS.accounts, 1, 100_000),
     only,
     json: v.json ?? null,
+    backends,
+    backendsExplicit: v.backends !== undefined,
+    postgresUrl,
+    poolSize: number('--pool-size', v['pool-size'], DEFAULTS.poolSize, 1, 999),
   };
 }
 
@@ -88,6 +130,9 @@ function parse(argv: string[]) {
       accounts: { type: 'string' },
       only: { type: 'string' },
       json: { type: 'string' },
+      backends: { type: 'string' },
+      'postgres-url': { type: 'string' },
+      'pool-size': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,4 +144,9 @@ function number(flag: string, raw: string | undefined, fallback: number, min: nu
   const n = Number(raw);
   if (n < min || n > max) throw new UsageError(`${flag} must be from ${min} to ${max} (got ${n})`);
   return n;
+}
+
+/** The URL without its password, for messages and reports. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }

@@ -30,6 +30,12 @@ export interface Sample {
   errors: number;
   timeouts: number;
   seconds: number;
+  /**
+   * Cores used during the run (CPU seconds / wall seconds), set by the runner: the server under
+   * load, this process (the load generator), toolgate's PostgreSQL backends, and every other process
+   * on the machine (noise). null: not measurable.
+   */
+  cpu?: { server: number | null; loadgen: number; database: number | null; others: number | null };
 }
 
 export interface LoadOptions {

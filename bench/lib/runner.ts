@@ -5,7 +5,8 @@
  * over its rounds, taken metric by metric; ratios are toolgate / baseline of those medians.
  */
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
-import type { BenchOptions } from './args.js';
+import type { Backend, BenchOptions } from './args.js';
+import { cpuSeconds, machineBusySeconds, ownCpuSeconds } from './cpu.js';
 import { type LoadRequest, runLoad, type Sample } from './load.js';
 import { median } from './stats.js';
 import type { Target } from './targets.js';
@@ -26,6 +27,8 @@ export interface SideResult {
 
 export interface ScenarioResult {
   id: string;
+  /** toolgate's database in this result; the baseline was measured alternately against it. */
+  backend: Backend;
   title: string;
   description: string;
   baseline: SideResult;
@@ -50,10 +53,38 @@ export async function runScenario(
   const logLinesBefore = f.toolgate.child.lines();
   const load = { connections: opts.connections };
 
-  const once = async (side: Side, seconds: number, label: string): Promise<Sample> => {
-    const sample = await runLoad(targets[side].url, requests, { ...load, duration: seconds });
+  const monitor = f.toolgate.monitor;
+  const once = async (side: Side, seconds: number, label: string, measured = true): Promise<Sample> => {
     const child = targets[side].child;
+    const watch = measured && side === 'toolgate' ? monitor : undefined;
+    await watch?.start();
+    const before = {
+      server: cpuSeconds(child.process.pid),
+      loadgen: ownCpuSeconds(),
+      machine: machineBusySeconds(),
+      at: performance.now(),
+    };
+    const sample = await runLoad(targets[side].url, requests, { ...load, duration: seconds });
+    const server = cpuSeconds(child.process.pid);
+    const loadgen = ownCpuSeconds() - before.loadgen;
+    const busy = machineBusySeconds();
+    const wall = (performance.now() - before.at) / 1000;
+    const database = watch ? await watch.stop() : null;
     if (child.hasExited()) throw new Error(`${child.name} died during ${label}:\n${child.output()}`);
+    const cores = (cpu: number | null) => (cpu === null ? null : cpu / wall);
+    const serverUsed = server === null || before.server === null ? null : server - before.server;
+    // Everything else the machine did meanwhile: other people's processes (and PostgreSQL's own
+    // background writers). Not measurable where a figure of ours is missing.
+    const others =
+      busy === null || before.machine === null || serverUsed === null || (watch && database === null)
+        ? null
+        : Math.max(0, busy - before.machine - serverUsed - loadgen - (database ?? 0));
+    sample.cpu = {
+      server: cores(serverUsed),
+      loadgen: cores(loadgen)!,
+      database: cores(database),
+      others: cores(others),
+    };
     progress(`  ${label.padEnd(20)} ${side.padEnd(9)} ${describe(sample)}`);
     // Let connections close and the server settle before the other side's turn.
     await new Promise((r) => setTimeout(r, 300));
@@ -62,8 +93,8 @@ export async function runScenario(
 
   const warmup: Record<Side, Sample | null> = { baseline: null, toolgate: null };
   if (opts.warmup > 0) {
-    warmup.baseline = await once('baseline', opts.warmup, 'warm-up');
-    warmup.toolgate = await once('toolgate', opts.warmup, 'warm-up');
+    warmup.baseline = await once('baseline', opts.warmup, 'warm-up', false);
+    warmup.toolgate = await once('toolgate', opts.warmup, 'warm-up', false);
   }
   const rounds: Record<Side, Sample[]> = { baseline: [], toolgate: [] };
   for (let i = 0; i < opts.rounds; i++) {
@@ -99,10 +130,15 @@ export async function runScenario(
     );
   }
 
+  notes.push({ level: 'info', text: cpuLine(rounds, f.toolgate.backend) });
+  const activity = monitor?.take();
+  if (activity) notes.push({ level: 'info', text: activity });
+
   const baseline = summarise('baseline', rounds.baseline, warmup.baseline);
   const toolgate = summarise(f.toolgate.name, rounds.toolgate, warmup.toolgate);
   return {
     id: scenario.id,
+    backend: f.toolgate.backend,
     title: scenario.title,
     description: scenario.description,
     baseline,
@@ -133,6 +169,18 @@ function summarise(name: string, rounds: Sample[], warmup: Sample | null): SideR
   };
 }
 
+/** Cores each process used during the measured rounds (median over rounds), side by side. */
+function cpuLine(rounds: Record<Side, Sample[]>, backend: Backend): string {
+  const med = (list: Sample[], pick: (c: NonNullable<Sample['cpu']>) => number | null) => {
+    const values = list.map((s) => (s.cpu ? pick(s.cpu) : null)).filter((v): v is number => v !== null);
+    return values.length === list.length && values.length > 0 ? median(values).toFixed(2) : '?';
+  };
+  const b = rounds.baseline;
+  const t = rounds.toolgate;
+  const db = backend === 'postgres' ? `, postgres backends ${med(t, (c) => c.database)}` : '';
+  return `CPU in cores (median of rounds): baseline ${med(b, (c) => c.server)} + load generator ${med(b, (c) => c.loadgen)} (rest of the machine ${med(b, (c) => c.others)}); toolgate ${med(t, (c) => c.server)}${db} + load generator ${med(t, (c) => c.loadgen)} (rest of the machine ${med(t, (c) => c.others)})`;
+}
+
 function describe(s: Sample): string {
   const bad =
     s.non2xx > 0 || s.errors > 0
@@ -153,12 +201,14 @@ async function verify(scenario: Scenario, f: Fixture, request: LoadRequest): Pro
     const text = await response.text();
     if (response.status < 200 || response.status >= 300)
       throw new Error(
-        `${scenario.id}: ${target.name} answered ${request.method} ${request.path} with ${response.status}: ${text.slice(0, 500)}`,
+        `${scenario.id}: ${target === f.toolgate ? f.toolgate.child.name : target.name} answered ${request.method} ${request.path} with ${response.status}: ${text.slice(0, 500)}`,
       );
     if (target === f.toolgate) {
       const problem = scenario.check(JSON.parse(text), f);
       if (problem)
-        throw new Error(`${scenario.id}: toolgate's answer is wrong: ${problem}: ${text.slice(0, 500)}`);
+        throw new Error(
+          `${scenario.id}: ${f.toolgate.child.name}'s answer is wrong: ${problem}: ${text.slice(0, 500)}`,
+        );
     }
   }
 }

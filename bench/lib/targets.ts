@@ -1,10 +1,12 @@
 /**
  * @module The servers under load, each a real child process: the bare-Fastify baseline, and toolgate
- * as it ships (`node dist/main.js`). Later backends (PostgreSQL) get their own start function here.
+ * as it ships (`node dist/main.js`), on SQLite or on PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Backend } from './args.js';
+import { createScratchSchema, PgMonitor, withApplicationName } from './postgres.js';
 import { type Child, freePort, ROOT, spawnNode, tempDir, waitForOutput, waitUntil } from './processes.js';
 
 export interface Target {
@@ -15,8 +17,10 @@ export interface Target {
 }
 
 export interface ToolgateTarget extends Target {
-  backend: 'sqlite';
+  backend: Backend;
   adminToken: string;
+  /** Watches the database while toolgate's rounds run (PostgreSQL); see PgMonitor. */
+  monitor?: PgMonitor;
 }
 
 /** bench/baseline-server.ts, compiled beside this module's directory. */
@@ -27,41 +31,73 @@ export async function startBaseline(): Promise<Target> {
   return { name: 'baseline', url: m[1]!, child };
 }
 
-/**
- * toolgate on a scratch SQLite database in a temp dir. It logs at `warn` so request logging costs
- * nothing (as in production), which means its 'toolgate listening' line is not printed: so it gets a
- * port found free a moment before, is polled on /healthz until it answers, and is started again on
- * another port if that one was taken in between.
- */
+/** toolgate on a scratch SQLite database in a temp dir. */
 export async function startToolgateSqlite(): Promise<ToolgateTarget> {
+  const dir = tempDir('toolgate-bench-');
+  return startToolgate('sqlite', { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` });
+}
+
+export interface PostgresSetup {
+  url: string;
+  poolSize: number;
+  /** From probe(): whether the backends' CPU time can be read on this machine. */
+  local: boolean;
+}
+
+/**
+ * toolgate on PostgreSQL, in a scratch schema created (and dropped at cleanup) by lib/postgres.ts.
+ * Its connections carry an application_name of their own, so the monitor finds them among others.
+ */
+export async function startToolgatePostgres(
+  pg: PostgresSetup,
+): Promise<ToolgateTarget & { schema: string; applicationName: string }> {
+  const schema = await createScratchSchema(pg.url);
+  const applicationName = `toolgate_${schema}`;
+  const target = await startToolgate('postgres', {
+    TOOLGATE_DATABASE_URL: withApplicationName(pg.url, applicationName),
+    TOOLGATE_DATABASE_SCHEMA: schema,
+    TOOLGATE_DATABASE_POOL_SIZE: String(pg.poolSize),
+    // Required off SQLite; any 32+ characters, this run's own.
+    TOOLGATE_KEY_SECRET: randomBytes(32).toString('hex'),
+  });
+  const monitor = await PgMonitor.open(pg.url, applicationName, pg.local);
+  return { ...target, monitor, schema, applicationName };
+}
+
+/**
+ * toolgate as it ships (`node dist/main.js`) on the database `env` names. It logs at `warn` so
+ * request logging costs nothing (as in production), which means its 'toolgate listening' line is not
+ * printed: so it gets a port found free a moment before, is polled on /healthz until it answers with
+ * the expected store, and is started again on another port if that one was taken in between.
+ */
+async function startToolgate(backend: Backend, env: Record<string, string>): Promise<ToolgateTarget> {
   const main = join(ROOT, 'dist', 'main.js');
   if (!existsSync(main))
     throw new Error(`${main} is missing: run \`npm run build\` first (npm run bench does).`);
-  const dir = tempDir('toolgate-bench-');
   const adminToken = randomBytes(24).toString('hex');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const child = spawnNode('toolgate', main, {
+    const child = spawnNode(`toolgate (${backend})`, main, {
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
       HOST: '127.0.0.1',
       PORT: String(port),
-      TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
       TOOLGATE_ADMIN_TOKEN: adminToken,
       // The per-key limiter stays in the pipeline (its cost is measured) but never refuses.
       TOOLGATE_RATE_LIMIT: '999999999',
+      ...env,
     });
     try {
       await waitUntil(child, async () => {
         const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
         const body = (await r.json().catch(() => null)) as { status?: string; store?: string } | null;
-        return r.status === 200 && body?.status === 'ok' && body.store === 'sqlite';
+        return r.status === 200 && body?.status === 'ok' && body.store === backend;
       });
       // Answered on that port, and still alive: it is ours (not another process that took the port).
       await new Promise((r) => setTimeout(r, 100));
-      if (child.hasExited()) throw new Error(`toolgate exited after start:\n${child.output()}`);
-      return { name: 'toolgate', backend: 'sqlite', url, child, adminToken };
+      if (child.hasExited()) throw new Error(`${child.name} exited after start:\n${child.output()}`);
+      return { name: 'toolgate', backend, url, child, adminToken };
     } catch (err) {
       await child.stop();
       if (attempt < 3 && /EADDRINUSE/.test(child.output())) continue;
