@@ -55,16 +55,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...deps.timeouts };
   const app = Fastify({
     // Node checks these timeouts every connectionsCheckingInterval; check often enough for them to mean something.
-    serverFactory: (handler) =>
-      createServer(
+    serverFactory: (handler) => {
+      const server = createServer(
         {
           headersTimeout: timeouts.headersMs,
           requestTimeout: timeouts.requestMs,
           connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
         },
         handler,
-      ),
-    keepAliveTimeout: timeouts.keepAliveMs,
+      );
+      // Fastify's own keepAliveTimeout option does not reach a server it did not create.
+      server.keepAliveTimeout = timeouts.keepAliveMs;
+      return server;
+    },
     requestTimeout: timeouts.requestMs,
     // While closing, requests already on their way are served, not turned away.
     return503OnClosing: false,
