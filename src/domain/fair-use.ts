@@ -166,6 +166,18 @@ export interface Exceeded {
   resetsAt: EpochSeconds | null;
 }
 
+/** Why `inc` does not fit, given the windows as they stand now. */
+export function exceededBy(inc: Increment, windows: readonly WindowState[], now: EpochSeconds): Exceeded {
+  const current = windows.find((s) => sameSlot(s, inc));
+  const running = isRunning(current, now);
+  return {
+    slot: { category: inc.category, unit: inc.unit, window: inc.window },
+    limit: inc.limit,
+    used: running ? current.used : 0,
+    resetsAt: running ? current.endsAt : null,
+  };
+}
+
 /** The failure a refused consumption answers with: the window and its reset time. */
 export function exceededFailure(e: Exceeded) {
   const name = `${e.slot.category}.${e.slot.unit}.${e.slot.window}`;
@@ -194,17 +206,7 @@ export function applyConsumption(
     const current = next.find((s) => sameSlot(s, inc));
     const running = isRunning(current, now);
     const base = running ? current.used : 0;
-    if (base + inc.amount > inc.limit) {
-      return {
-        ok: false,
-        exceeded: {
-          slot: { category: inc.category, unit: inc.unit, window: inc.window },
-          limit: inc.limit,
-          used: base,
-          resetsAt: running ? current.endsAt : null,
-        },
-      };
-    }
+    if (base + inc.amount > inc.limit) return { ok: false, exceeded: exceededBy(inc, next, now) };
     const updated: WindowState = running
       ? { ...current, used: current.used + inc.amount }
       : {

@@ -8,11 +8,12 @@ import type { Account } from '../../domain/accounts.js';
 import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
+import { exceededBy, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
   type AuditRow,
@@ -50,11 +51,6 @@ import {
   type PostgresOptions,
   quoteIdent,
 } from './driver.js';
-
-/** Thrown inside a transaction to roll it back and answer with `outcome`. */
-class Rollback {
-  constructor(readonly outcome: UsageOutcome | LedgerOutcome) {}
-}
 
 const MIGRATION_LOCK = 7_264_001;
 const KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
@@ -539,17 +535,10 @@ export class PostgresStore implements Store {
         db,
       );
       if (!row) {
-        const current = (await this.windowsOf(c.accountId, db)).find(
-          (w) => w.category === inc.category && w.unit === inc.unit && w.window === inc.window,
-        );
-        const running = isRunning(current, c.now);
-        const exceeded: Exceeded = {
-          slot: { category: inc.category, unit: inc.unit, window: inc.window },
-          limit: inc.limit,
-          used: running ? current.used : 0,
-          resetsAt: running ? current.endsAt : null,
-        };
-        throw new Rollback({ kind: 'exceeded', exceeded });
+        throw new Rollback({
+          kind: 'exceeded',
+          exceeded: exceededBy(inc, await this.windowsOf(c.accountId, db), c.now),
+        });
       }
     }
     let balanceAfter: number | null = null;

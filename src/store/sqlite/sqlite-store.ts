@@ -11,11 +11,12 @@ import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { type Exceeded, isRunning, type WindowState } from '../../domain/fair-use.js';
+import { exceededBy, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
   type AuditRow,
@@ -59,11 +60,6 @@ export interface SqliteStoreOptions {
 
 const SYNC_BUSY_MS = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Thrown inside a transaction to roll it back and answer with `outcome`. */
-class Rollback {
-  constructor(readonly outcome: UsageOutcome | LedgerOutcome) {}
-}
 
 export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
@@ -549,17 +545,10 @@ export class SqliteStore implements Store {
         limit: inc.limit,
       });
       if (!row) {
-        const current = this.windowsOf(c.accountId).find(
-          (w) => w.category === inc.category && w.unit === inc.unit && w.window === inc.window,
-        );
-        const running = isRunning(current, c.now);
-        const exceeded: Exceeded = {
-          slot: { category: inc.category, unit: inc.unit, window: inc.window },
-          limit: inc.limit,
-          used: running ? current.used : 0,
-          resetsAt: running ? current.endsAt : null,
-        };
-        throw new Rollback({ kind: 'exceeded', exceeded });
+        throw new Rollback({
+          kind: 'exceeded',
+          exceeded: exceededBy(inc, this.windowsOf(c.accountId), c.now),
+        });
       }
     }
     let balanceAfter: number | null = null;
