@@ -30,10 +30,14 @@ export interface Harness {
 }
 
 /** A migrated SQLite store in a fresh directory, and the services on it, with a fixed clock at T0. */
-export async function scratchServices(opts: { keyPrefix?: string } = {}): Promise<Harness> {
+export async function scratchServices(
+  opts: { keyPrefix?: string; lockWaitMs?: number } = {},
+): Promise<Harness> {
   const { dir, cleanup } = scratchDir();
   const dbPath = join(dir, 'toolgate.db');
-  const store = new SqliteStore({ path: dbPath });
+  const store = new SqliteStore(
+    opts.lockWaitMs === undefined ? { path: dbPath } : { path: dbPath, lockWaitMs: opts.lockWaitMs },
+  );
   const clock = new FixedClock(T0);
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
   const services = createServices({ store, clock, keyPrefix: opts.keyPrefix ?? 'tg', keySecret: KEY_SECRET });
@@ -56,7 +60,7 @@ export interface AppHarness extends Harness {
 
 /** The HTTP app on a scratch store, for `inject` (no sockets). */
 export async function scratchApp(
-  opts: { adminToken?: string | null; tools?: readonly Tool[]; keyPrefix?: string } = {},
+  opts: { adminToken?: string | null; tools?: readonly Tool[]; keyPrefix?: string; lockWaitMs?: number } = {},
 ): Promise<AppHarness> {
   const h = await scratchServices(opts);
   const app = await buildApp({

@@ -1,22 +1,8 @@
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/domain/clock.js';
-import { DEFAULT_PLANS } from '../../src/domain/plans.js';
-import { buildApp } from '../../src/http/app.js';
 import type { Tool } from '../../src/http/tools/tool.js';
-import { createServices } from '../../src/service/index.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import {
-  ADMIN_TOKEN,
-  type AppHarness,
-  accountWithKey,
-  KEY_SECRET,
-  scratchApp,
-  scratchDir,
-  T0,
-} from '../helpers.js';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const ERROR_SHAPE = {
   status: 'error',
@@ -161,18 +147,9 @@ describe('get_account, errors', () => {
 
 describe('the store is down', () => {
   it('answers 503 unavailable while another process holds the write lock, and recovers by itself', async () => {
-    const { dir, cleanup } = scratchDir();
-    const path = join(dir, 'toolgate.db');
-    const store = new SqliteStore({ path, lockWaitMs: 200 });
-    await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
-    const services = createServices({
-      store,
-      clock: new FixedClock(T0),
-      keyPrefix: 'tg',
-      keySecret: KEY_SECRET,
-    });
-    const app = await buildApp({ services, adminToken: ADMIN_TOKEN });
-    const { key, accountId } = await accountWithKey(services);
+    const h = await scratchApp({ lockWaitMs: 200 });
+    const { app, dbPath: path } = h;
+    const { key, accountId } = await accountWithKey(h.services);
     const consume = () =>
       app.inject({
         method: 'POST',
@@ -205,25 +182,14 @@ describe('the store is down', () => {
       expect((await consume()).statusCode).toBe(200);
     } finally {
       blocker.close();
-      await app.close();
-      await store.close();
-      cleanup();
+      await h.close();
     }
   });
 
   it('keeps serving other requests while a write waits for another process to let go of the lock', async () => {
-    const { dir, cleanup } = scratchDir();
-    const path = join(dir, 'toolgate.db');
-    const store = new SqliteStore({ path, lockWaitMs: 30_000 });
-    await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
-    const services = createServices({
-      store,
-      clock: new FixedClock(T0),
-      keyPrefix: 'tg',
-      keySecret: KEY_SECRET,
-    });
-    const app = await buildApp({ services, adminToken: ADMIN_TOKEN });
-    const { key, accountId } = await accountWithKey(services);
+    const h = await scratchApp({ lockWaitMs: 30_000 });
+    const { app, dbPath: path } = h;
+    const { key, accountId } = await accountWithKey(h.services);
     const blocker = new Database(path);
     try {
       blocker.exec('BEGIN IMMEDIATE');
@@ -252,9 +218,7 @@ describe('the store is down', () => {
       expect(written.json().fair_use.enrich.records['5h'].used).toBe(2);
     } finally {
       blocker.close();
-      await app.close();
-      await store.close();
-      cleanup();
+      await h.close();
     }
   });
 
