@@ -61,6 +61,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           headersTimeout: timeouts.headersMs,
           requestTimeout: timeouts.requestMs,
           connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+          // Node would answer a missing Host header with a bare 400 of its own; nothing here routes
+          // by host, so such a request goes through the pipeline and gets a JSON answer like any other.
+          requireHostHeader: false,
         },
         handler,
       );
