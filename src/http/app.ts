@@ -69,6 +69,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       // Fastify's own keepAliveTimeout option does not reach a server it did not create.
       server.keepAliveTimeout = timeouts.keepAliveMs;
+      // An Expect header other than 100-continue would get Node's own bare 417; a server MAY
+      // refuse it (RFC 9110, 10.1.1), and toolgate instead serves the request like any other.
+      server.on('checkExpectation', handler);
       return server;
     },
     requestTimeout: timeouts.requestMs,
