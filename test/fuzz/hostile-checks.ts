@@ -1,0 +1,157 @@
+/**
+ * What every answer to a hostile request must look like: status < 500; JSON; a 4xx is the one
+ * error shape with a code from the closed list whose status matches; the request id matches the
+ * header; nothing internal leaks; a 2xx only for a request carrying the credential it needs.
+ */
+import { STATUS_CODES } from 'node:http';
+import { ERROR_STATUS } from '../../src/domain/errors.js';
+import { describeBody, type Materialized, type Secrets } from './hostile-input.js';
+
+export interface Answer {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+}
+
+const REQUEST_ID = /^req_[0-9a-z]{26}$/;
+
+/** Signs of internals in a body: stack frames, file paths, driver and engine error names. */
+const LEAKS: readonly RegExp[] = [
+  /\n\s+at /,
+  /\bat [\w.<>]+ \(/,
+  /\((?:file:\/\/)?\/[^)]*:\d+:\d+\)/,
+  /node_modules/,
+  /file:\/\//,
+  /SqliteError|SQLITE_|better-sqlite3|PostgreSQL/i,
+  /\b(?:TypeError|RangeError|ReferenceError|SyntaxError)\b/,
+  /Maximum call stack/i,
+  /FST_[A-Z_]+/,
+  /ERR_[A-Z_]{4,}/,
+  /\/src\/(?:http|domain|service|store)\//,
+];
+
+/** Object.prototype and friends as they were before the first request. */
+export function prototypeSnapshot(): string {
+  return [Object.prototype, Array.prototype, Function.prototype, String.prototype]
+    .map((p) => Object.getOwnPropertyNames(p).sort().join(','))
+    .join('|');
+}
+
+export function assertNotPolluted(before: string): void {
+  const probe = {} as Record<string, unknown>;
+  const inherited: string[] = [];
+  for (const k in probe) inherited.push(k);
+  if (
+    probe.polluted !== undefined ||
+    probe.isAdmin !== undefined ||
+    inherited.length > 0 ||
+    Object.keys(Object.prototype).length > 0 ||
+    prototypeSnapshot() !== before
+  ) {
+    throw new Error(
+      `Object.prototype was polluted: inherited [${inherited.join(', ')}], polluted=${String(probe.polluted)}`,
+    );
+  }
+}
+
+function header(a: Answer, name: string): string | undefined {
+  const v = a.headers[name];
+  return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+export function describe(req: Materialized, a?: Answer): string {
+  const headers = Object.entries(req.headers)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v)}`)
+    .join('; ');
+  const url = req.url.length > 300 ? `${req.url.slice(0, 300)}…(${req.url.length} chars)` : req.url;
+  const lines = [`request: ${req.method} ${url}`, `  headers: ${headers || '(none)'}`];
+  lines.push(`  body: ${describeBody(req.payload)}`);
+  if (a) {
+    lines.push(`answer: ${a.statusCode} ${JSON.stringify(a.headers)}`);
+    lines.push(`  body: ${a.body.length > 600 ? `${a.body.slice(0, 600)}…` : a.body}`);
+  }
+  return lines.join('\n');
+}
+
+function fail(req: Materialized, a: Answer, why: string): never {
+  throw new Error(`${why}\n${describe(req, a)}`);
+}
+
+/** The invariants every answer holds, whatever was sent. */
+export function checkAnswer(req: Materialized, a: Answer, s: Secrets): Record<string, unknown> | undefined {
+  const status = a.statusCode;
+  if (status >= 500) fail(req, a, `answered ${status}: a hostile request must never cause a 5xx`);
+  if (status < 200 || status >= 500 || (status >= 300 && status < 400))
+    fail(req, a, `answered ${status}: expected a 2xx or a 4xx`);
+
+  const requestId = header(a, 'x-request-id');
+  if (!requestId || !REQUEST_ID.test(requestId)) fail(req, a, 'no well-formed x-request-id header');
+  const incoming = req.headers['x-request-id'];
+  if (incoming !== undefined && incoming === requestId) fail(req, a, 'an incoming x-request-id was echoed');
+
+  const contentType = header(a, 'content-type') ?? '';
+  if (!/^application\/json\b/.test(contentType)) fail(req, a, `content-type is "${contentType}", not JSON`);
+
+  const isHead = req.method.toUpperCase() === 'HEAD';
+  let body: Record<string, unknown> | undefined;
+  if (isHead) {
+    if (a.body !== '') fail(req, a, 'a HEAD answer carried a body');
+  } else {
+    try {
+      body = JSON.parse(a.body) as Record<string, unknown>;
+    } catch {
+      fail(req, a, 'the body is not JSON');
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      fail(req, a, 'the body is not a JSON object');
+  }
+
+  if (status >= 400 && body) {
+    if (body.status !== 'error') fail(req, a, 'an error body without status "error"');
+    const code = body.code;
+    if (typeof code !== 'string' || !Object.hasOwn(ERROR_STATUS, code))
+      fail(req, a, `code ${JSON.stringify(code)} is not in the closed list`);
+    const expected = ERROR_STATUS[code as keyof typeof ERROR_STATUS];
+    if (expected !== status) fail(req, a, `code ${code} maps to ${expected}, answered ${status}`);
+    if (body.error !== STATUS_CODES[status]) fail(req, a, `error is not the reason phrase of ${status}`);
+    if (typeof body.message !== 'string' || body.message === '') fail(req, a, 'no message');
+    if (body.request_id !== requestId) fail(req, a, 'request_id differs from the x-request-id header');
+    for (const leak of LEAKS) if (leak.test(a.body)) fail(req, a, `the error body leaks internals (${leak})`);
+    if (a.body.includes(process.cwd())) fail(req, a, 'the error body names a path on the server');
+    if (code === 'method_not_allowed' && header(a, 'allow') !== 'POST')
+      fail(req, a, '405 without Allow: POST');
+    if (code === 'rate_limited' && header(a, 'retry-after') === undefined)
+      fail(req, a, '429 rate_limited without Retry-After');
+  }
+
+  if (status < 300) checkAuthorized(req, a, body, s);
+  return body;
+}
+
+/**
+ * A 2xx is only ever the public routes, or a request carrying the credential its route needs: an
+ * admin answer needs the admin token, a tool answer a key (checked loosely: the header contains
+ * the secret; which exact spellings are accepted is the routes' business).
+ */
+function checkAuthorized(
+  req: Materialized,
+  a: Answer,
+  body: Record<string, unknown> | undefined,
+  s: Secrets,
+) {
+  const auth = req.authorization ?? '';
+  const hasKey = auth.includes(s.key) || auth.includes(s.victimKey);
+  const hasAdmin = auth.includes(s.admin);
+  if (body === undefined) {
+    // HEAD: no body to tell which route answered.
+    if (hasAdmin || /healthz|openapi\.json/.test(req.url)) return;
+    fail(req, a, 'a 2xx HEAD answer without the admin token, off the public routes');
+  }
+  const isPublic = 'openapi' in body || (body.status === 'ok' && 'store' in body);
+  if (isPublic) return;
+  if ('results' in body) {
+    if (!hasKey) fail(req, a, 'a tool answered 2xx without a valid API key');
+    return;
+  }
+  if (!hasAdmin) fail(req, a, 'an admin answer (2xx) without the admin token');
+}
