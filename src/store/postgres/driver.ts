@@ -10,6 +10,12 @@ export interface PgQueryable {
     text: string,
     values?: unknown[],
   ): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** A named statement: prepared once per connection. */
+  query<R = Record<string, unknown>>(config: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 export interface PgClient extends PgQueryable {
@@ -32,6 +38,8 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Longest a statement may run before it is cancelled and answered as unavailable. */
   statementTimeoutMs?: number;
+  /** Keep key lookups and snapshots in memory, invalidated through LISTEN/NOTIFY (default true). */
+  cache?: boolean;
 }
 
 // BIGINT (int8) and count(*) arrive as strings by default; every value we store fits a double exactly.

@@ -13,6 +13,7 @@ import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import { ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -41,6 +42,7 @@ import type {
   UsageCommit,
   UsageOutcome,
 } from '../store.js';
+import { applyChange, type Change, ChangeFeed, encodeChange } from './change-feed.js';
 import {
   createPool,
   guard,
@@ -59,19 +61,36 @@ export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   private readonly pool: PgPool;
   private readonly schema: string;
+  private readonly cache = new ReadCache();
+  private readonly feed: ChangeFeed | undefined;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
     quoteIdent(this.schema);
     this.pool = createPool(options);
+    if (options.cache ?? true) {
+      const channel = `toolgate_${this.schema}`.slice(0, 63);
+      this.feed = new ChangeFeed(options.url, channel, this.cache, options.connectTimeoutMs ?? 5_000);
+      void this.feed.start();
+    } else {
+      this.cache.setEnabled(false);
+    }
   }
 
+  /** The read cache may be used only while the change feed is proven alive. */
+  private cacheUsable(): boolean {
+    return this.feed?.healthy() ?? false;
+  }
+
+  /** `text` may be named, `{ name, text }`: prepared once per connection, for the hot statements. */
   private async one<R>(
-    text: string,
+    text: string | { name: string; text: string },
     values: unknown[] = [],
     db: PgQueryable = this.pool,
   ): Promise<R | undefined> {
-    return (await db.query<R>(text, values)).rows[0];
+    const result =
+      typeof text === 'string' ? await db.query<R>(text, values) : await db.query<R>({ ...text, values });
+    return result.rows[0];
   }
 
   private async all<R>(text: string, values: unknown[] = [], db: PgQueryable = this.pool): Promise<R[]> {
@@ -79,7 +98,29 @@ export class PostgresStore implements Store {
   }
 
   /** BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an error). */
-  private async tx<T>(fn: (db: PgClient) => Promise<T>): Promise<T> {
+  /**
+   * BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an
+   * error). `changes` names what the write touched: other servers are notified in the same
+   * transaction (delivered on commit), and this server's cache forgets it right after.
+   */
+  private async tx<T>(fn: (db: PgClient) => Promise<T>, changes?: (result: T) => Change[]): Promise<T> {
+    let touched: Change[] = [];
+    try {
+      return await this.txRun(async (db) => {
+        const result = await fn(db);
+        touched = changes?.(result) ?? [];
+        if (this.feed) {
+          for (const c of touched)
+            await db.query('SELECT pg_notify($1, $2)', [this.feed.channel, encodeChange(c)]);
+        }
+        return result;
+      });
+    } finally {
+      for (const c of touched) applyChange(this.cache, c);
+    }
+  }
+
+  private async txRun<T>(fn: (db: PgClient) => Promise<T>): Promise<T> {
     return guard(async () => {
       const client = await this.pool.connect();
       let broken: Error | undefined;
@@ -118,31 +159,34 @@ export class PostgresStore implements Store {
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
     await guard(() => this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`));
-    return this.tx(async (db) => {
-      // Several servers starting at once: one migrates, the others wait and find nothing to do.
-      await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    return this.tx(
+      async (db) => {
+        // Several servers starting at once: one migrates, the others wait and find nothing to do.
+        await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+        await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`);
-      const done = new Set(
-        (await this.all<{ version: number }>('SELECT version FROM schema_migrations', [], db)).map(
-          (r) => r.version,
-        ),
-      );
-      const applied: string[] = [];
-      for (const m of MIGRATIONS) {
-        if (done.has(m.version)) continue;
-        await db.query(m.postgres);
-        await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-          m.version,
-          m.name,
-          now,
-        ]);
-        applied.push(migrationLabel(m));
-      }
-      const { n } = (await this.one<{ n: number }>('SELECT count(*) AS n FROM plans', [], db))!;
-      if (n === 0) for (const p of plans) await this.insertPlan(p, now, db);
-      return { applied };
-    });
+        const done = new Set(
+          (await this.all<{ version: number }>('SELECT version FROM schema_migrations', [], db)).map(
+            (r) => r.version,
+          ),
+        );
+        const applied: string[] = [];
+        for (const m of MIGRATIONS) {
+          if (done.has(m.version)) continue;
+          await db.query(m.postgres);
+          await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            now,
+          ]);
+          applied.push(migrationLabel(m));
+        }
+        const { n } = (await this.one<{ n: number }>('SELECT count(*) AS n FROM plans', [], db))!;
+        if (n === 0) for (const p of plans) await this.insertPlan(p, now, db);
+        return { applied };
+      },
+      () => ['all'],
+    );
   }
 
   async ping(): Promise<void> {
@@ -150,6 +194,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.feed?.stop();
     await this.pool.end().catch(() => {});
   }
 
@@ -173,10 +218,13 @@ export class PostgresStore implements Store {
   }
 
   async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
-    await this.tx(async (db) => {
-      await this.insertPlan(plan, now, db);
-      await this.writeAudit(audit, db);
-    });
+    await this.tx(
+      async (db) => {
+        await this.insertPlan(plan, now, db);
+        await this.writeAudit(audit, db);
+      },
+      () => ['all'],
+    );
   }
 
   private async insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable): Promise<void> {
@@ -189,26 +237,29 @@ export class PostgresStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query(
-        `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
+    await this.tx(
+      async (db) => {
+        await db.query(
+          `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, 0, $6, $7)`,
-        [
-          account.id,
-          account.name,
-          account.planId,
-          account.status,
-          account.unlimitedOverride,
-          account.createdAt,
-          account.updatedAt,
-        ],
-      );
-      if (openingGrant) {
-        const outcome = await this.applyLedger(openingGrant, db);
-        if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
-      }
-      await this.writeAudit(audit, db);
-    });
+          [
+            account.id,
+            account.name,
+            account.planId,
+            account.status,
+            account.unlimitedOverride,
+            account.createdAt,
+            account.updatedAt,
+          ],
+        );
+        if (openingGrant) {
+          const outcome = await this.applyLedger(openingGrant, db);
+          if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
+        }
+        await this.writeAudit(audit, db);
+      },
+      () => [{ account: account.id }],
+    );
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
@@ -236,46 +287,52 @@ export class PostgresStore implements Store {
     now: EpochSeconds,
     audit?: AuditEntry,
   ): Promise<Account | undefined> {
-    return this.tx(async (db) => {
-      const row = await this.one<AccountRow>(
-        `UPDATE accounts SET
+    return this.tx(
+      async (db) => {
+        const row = await this.one<AccountRow>(
+          `UPDATE accounts SET
            name = coalesce($1, name),
            plan_id = coalesce($2, plan_id),
            status = coalesce($3, status),
            unlimited_override = CASE WHEN $4::boolean THEN $5::boolean ELSE unlimited_override END,
            updated_at = $6
          WHERE id = $7 RETURNING *`,
-        [
-          patch.name ?? null,
-          patch.planId ?? null,
-          patch.status ?? null,
-          patch.unlimitedOverride !== undefined,
-          patch.unlimitedOverride ?? null,
-          now,
-          id,
-        ],
-        db,
-      );
-      if (row && patch.status === 'closed') {
-        await db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND revoked_at IS NULL', [
-          now,
-          id,
-        ]);
-      }
-      if (row) await this.writeAudit(audit, db);
-      return row && toAccount(row);
-    });
+          [
+            patch.name ?? null,
+            patch.planId ?? null,
+            patch.status ?? null,
+            patch.unlimitedOverride !== undefined,
+            patch.unlimitedOverride ?? null,
+            now,
+            id,
+          ],
+          db,
+        );
+        if (row && patch.status === 'closed') {
+          await db.query('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND revoked_at IS NULL', [
+            now,
+            id,
+          ]);
+        }
+        if (row) await this.writeAudit(audit, db);
+        return row && toAccount(row);
+      },
+      (): Change[] => (patch.status === 'closed' ? [{ account: id }, 'keys'] : [{ account: id }]),
+    );
   }
 
   async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query(
-        `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+    await this.tx(
+      async (db) => {
+        await db.query(
+          `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
          VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
-        [key.id, key.accountId, key.name, digest, key.hint, key.createdAt],
-      );
-      await this.writeAudit(audit, db);
-    });
+          [key.id, key.accountId, key.name, digest, key.hint, key.createdAt],
+        );
+        await this.writeAudit(audit, db);
+      },
+      () => [{ account: key.accountId }],
+    );
   }
 
   async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
@@ -293,23 +350,26 @@ export class PostgresStore implements Store {
   }
 
   async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
-    await this.tx(async (db) => {
-      const { rowCount } = await db.query(
-        'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
-        [now, id],
-      );
-      if (rowCount === 1) await this.writeAudit(audit, db);
-    });
+    await this.tx(
+      async (db) => {
+        const revoked = await this.one<{ account_id: string }>(
+          'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING account_id',
+          [now, id],
+          db,
+        );
+        if (revoked) await this.writeAudit(audit, db);
+        return revoked?.account_id;
+      },
+      (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : []),
+    );
     return this.getApiKey(id);
   }
 
   async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
-    await guard(() =>
-      this.pool.query('UPDATE api_keys SET digest = $1 WHERE id = $2 AND digest = $3', [
-        newDigest,
-        id,
-        oldDigest,
-      ]),
+    await this.tx(
+      (db) =>
+        db.query('UPDATE api_keys SET digest = $1 WHERE id = $2 AND digest = $3', [newDigest, id, oldDigest]),
+      () => ['keys'],
     );
   }
 
@@ -326,26 +386,39 @@ export class PostgresStore implements Store {
   }
 
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
+    const usable = this.cacheUsable();
+    const cached = usable ? this.cache.key(digest) : undefined;
+    if (cached) return cached;
+    const token = this.cache.keyToken();
     const row = await guard(() =>
       this.one<{ id: string; account_id: string }>(
-        'SELECT id, account_id FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+        {
+          name: 'tg_find_key',
+          text: 'SELECT id, account_id FROM api_keys WHERE digest = $1 AND revoked_at IS NULL',
+        },
         [digest],
       ),
     );
-    return row && { keyId: row.id, accountId: row.account_id };
+    if (!row) return undefined;
+    const entry = { keyId: row.id, accountId: row.account_id };
+    if (usable) this.cache.putKey(digest, entry, token);
+    return entry;
   }
 
   async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.tx(async (db) => {
-      const { rowCount } = await db.query(
-        `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
+    return this.tx(
+      async (db) => {
+        const { rowCount } = await db.query(
+          `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (account_id, email) DO NOTHING`,
-        [user.id, user.accountId, user.email, user.role, user.createdAt],
-      );
-      if (rowCount !== 1) return 'duplicate';
-      await this.writeAudit(audit, db);
-      return 'added';
-    });
+          [user.id, user.accountId, user.email, user.role, user.createdAt],
+        );
+        if (rowCount !== 1) return 'duplicate';
+        await this.writeAudit(audit, db);
+        return 'added';
+      },
+      (outcome): Change[] => (outcome === 'added' ? [{ account: user.accountId }] : []),
+    );
   }
 
   async getUser(id: string): Promise<User | undefined> {
@@ -362,15 +435,28 @@ export class PostgresStore implements Store {
   }
 
   async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.tx(async (db) => {
-      const removed = await this.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id], db);
-      if (removed) await this.writeAudit(audit, db);
-      return removed;
-    });
+    const row = await this.tx(
+      async (db) => {
+        const removed = await this.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id], db);
+        if (removed) await this.writeAudit(audit, db);
+        return removed;
+      },
+      (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
+    );
     return row && toUser(row);
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
+    const usable = this.cacheUsable();
+    const cached = usable ? this.cache.snapshot(accountId) : undefined;
+    if (cached) return cached;
+    const token = this.cache.snapshotToken(accountId);
+    const snapshot = await this.readSnapshot(accountId);
+    if (snapshot && usable) this.cache.putSnapshot(accountId, snapshot, token);
+    return snapshot;
+  }
+
+  private async readSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
     // One round trip: the account, its plan, both counts and its windows.
     const row = await guard(() =>
       this.one<
@@ -382,13 +468,16 @@ export class PostgresStore implements Store {
           windows: WindowRow[];
         }
       >(
-        `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
+        {
+          name: 'tg_snapshot',
+          text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
            (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
                       'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)), '[]'::json)
               FROM fair_use_windows w WHERE w.account_id = a.id) AS windows
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
+        },
         [accountId],
       ),
     );
@@ -424,11 +513,14 @@ export class PostgresStore implements Store {
 
   async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
     return this.answer(() =>
-      this.tx(async (db) => {
-        const outcome = await this.applyLedger(entry, db);
-        if (outcome.kind === 'applied') await this.writeAudit(audit, db);
-        return outcome;
-      }),
+      this.tx(
+        async (db) => {
+          const outcome = await this.applyLedger(entry, db);
+          if (outcome.kind === 'applied') await this.writeAudit(audit, db);
+          return outcome;
+        },
+        (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
+      ),
     );
   }
 
@@ -494,11 +586,14 @@ export class PostgresStore implements Store {
 
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
     return this.answer(() =>
-      this.tx(async (db) => {
-        const outcome = await this.consume(c, db);
-        if (outcome.kind === 'committed') await this.writeAudit(audit, db);
-        return outcome;
-      }),
+      this.tx(
+        async (db) => {
+          const outcome = await this.consume(c, db);
+          if (outcome.kind === 'committed') await this.writeAudit(audit, db);
+          return outcome;
+        },
+        (outcome): Change[] => (outcome.kind === 'committed' ? [{ account: c.accountId }] : []),
+      ),
     );
   }
 

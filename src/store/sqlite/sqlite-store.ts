@@ -16,6 +16,7 @@ import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
+import { ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -56,6 +57,8 @@ export interface SqliteStoreOptions {
    * waiting write never stalls the other requests of the process.
    */
   lockWaitMs?: number;
+  /** Keep key lookups and account snapshots in memory (default true); changes invalidate them. */
+  cache?: boolean;
 }
 
 const SYNC_BUSY_MS = 5;
@@ -66,10 +69,13 @@ export class SqliteStore implements Store {
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
+  private readonly cache = new ReadCache();
+  private dataVersion = -1;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.lockWaitMs = options.lockWaitMs ?? 5000;
+    this.cache.setEnabled(options.cache ?? true);
     this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
@@ -82,18 +88,40 @@ export class SqliteStore implements Store {
    * write lock, retries with backoff until lockWaitMs has passed, then answers unavailable. A busy
    * attempt did nothing (BEGIN IMMEDIATE takes the lock first), so retrying it is safe.
    */
-  private async attempt<T>(fn: () => T): Promise<T> {
+  private async attempt<T>(fn: () => T, invalidate?: (result: T | undefined) => void): Promise<T> {
     const deadline = Date.now() + this.lockWaitMs;
     let pause = 1;
     for (;;) {
       try {
-        return guard(fn);
+        if (!invalidate) return guard(fn);
+        // A write: the cache forgets what it touched in the same synchronous step as the commit,
+        // so no request can be answered from the cache in between. On failure too, to be safe.
+        let result: T | undefined;
+        try {
+          result = guard(fn);
+          return result;
+        } finally {
+          invalidate(result);
+        }
       } catch (err) {
         const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
         if (!busy || Date.now() >= deadline) throw err;
         await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
         pause = Math.min(pause * 2, 25);
       }
+    }
+  }
+
+  /**
+   * Another process (a second server, the CLI) may have committed to the file: SQLite's
+   * data_version moves when it did, and then nothing cached can be trusted. Checked before every
+   * cached read, in the same synchronous step as the read.
+   */
+  private syncWithOtherProcesses(): void {
+    const v = (this.sql('PRAGMA data_version').get() as { data_version: number }).data_version;
+    if (v !== this.dataVersion) {
+      this.dataVersion = v;
+      this.cache.invalidateAll();
     }
   }
 
@@ -108,30 +136,32 @@ export class SqliteStore implements Store {
   }
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    return this.attempt(() =>
-      this.db
-        .transaction(() => {
-          this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    return this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-          const done = new Set(
-            (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
-              (r) => r.version,
-            ),
-          );
-          const applied: string[] = [];
-          for (const m of MIGRATIONS) {
-            if (done.has(m.version)) continue;
-            this.db.exec(m.sqlite);
-            this.db
-              .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-              .run(m.version, m.name, now);
-            applied.push(migrationLabel(m));
-          }
-          const { n } = this.db.prepare('SELECT count(*) AS n FROM plans').get() as { n: number };
-          if (n === 0) for (const p of plans) this.insertPlan(p, now);
-          return { applied };
-        })
-        .immediate(),
+            const done = new Set(
+              (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+                (r) => r.version,
+              ),
+            );
+            const applied: string[] = [];
+            for (const m of MIGRATIONS) {
+              if (done.has(m.version)) continue;
+              this.db.exec(m.sqlite);
+              this.db
+                .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+                .run(m.version, m.name, now);
+              applied.push(migrationLabel(m));
+            }
+            const { n } = this.db.prepare('SELECT count(*) AS n FROM plans').get() as { n: number };
+            if (n === 0) for (const p of plans) this.insertPlan(p, now);
+            return { applied };
+          })
+          .immediate(),
+      () => this.cache.invalidateAll(),
     );
   }
 
@@ -157,13 +187,15 @@ export class SqliteStore implements Store {
   }
 
   async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
-    await this.attempt(() =>
-      this.db
-        .transaction(() => {
-          this.insertPlan(plan, now);
-          this.writeAudit(audit);
-        })
-        .immediate(),
+    await this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            this.insertPlan(plan, now);
+            this.writeAudit(audit);
+          })
+          .immediate(),
+      () => this.cache.invalidateAll(),
     );
   }
 
@@ -176,28 +208,30 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.attempt(() =>
-      this.db
-        .transaction(() => {
-          this.sql(
-            `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
+    await this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            this.sql(
+              `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, 0, ?, ?)`,
-          ).run(
-            account.id,
-            account.name,
-            account.planId,
-            account.status,
-            boolToInt(account.unlimitedOverride),
-            account.createdAt,
-            account.updatedAt,
-          );
-          if (openingGrant) {
-            const outcome = this.applyLedger(openingGrant);
-            if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
-          }
-          this.writeAudit(audit);
-        })
-        .immediate(),
+            ).run(
+              account.id,
+              account.name,
+              account.planId,
+              account.status,
+              boolToInt(account.unlimitedOverride),
+              account.createdAt,
+              account.updatedAt,
+            );
+            if (openingGrant) {
+              const outcome = this.applyLedger(openingGrant);
+              if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
+            }
+            this.writeAudit(audit);
+          })
+          .immediate(),
+      () => this.cache.invalidateAccount(account.id),
     );
   }
 
@@ -229,50 +263,57 @@ export class SqliteStore implements Store {
     now: EpochSeconds,
     audit?: AuditEntry,
   ): Promise<Account | undefined> {
-    return this.attempt(() =>
-      this.db
-        .transaction(() => {
-          const row = this.sql(
-            `UPDATE accounts SET
+    return this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            const row = this.sql(
+              `UPDATE accounts SET
                name = coalesce(?, name),
                plan_id = coalesce(?, plan_id),
                status = coalesce(?, status),
                unlimited_override = CASE WHEN ? THEN ? ELSE unlimited_override END,
                updated_at = ?
              WHERE id = ? RETURNING *`,
-          ).get(
-            patch.name ?? null,
-            patch.planId ?? null,
-            patch.status ?? null,
-            patch.unlimitedOverride !== undefined ? 1 : 0,
-            boolToInt(patch.unlimitedOverride ?? null),
-            now,
-            id,
-          ) as AccountRow | undefined;
-          if (row && patch.status === 'closed') {
-            this.sql('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL').run(
+            ).get(
+              patch.name ?? null,
+              patch.planId ?? null,
+              patch.status ?? null,
+              patch.unlimitedOverride !== undefined ? 1 : 0,
+              boolToInt(patch.unlimitedOverride ?? null),
               now,
               id,
-            );
-          }
-          if (row) this.writeAudit(audit);
-          return row && toAccount(row);
-        })
-        .immediate(),
+            ) as AccountRow | undefined;
+            if (row && patch.status === 'closed') {
+              this.sql('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL').run(
+                now,
+                id,
+              );
+            }
+            if (row) this.writeAudit(audit);
+            return row && toAccount(row);
+          })
+          .immediate(),
+      () => {
+        this.cache.invalidateAccount(id);
+        if (patch.status === 'closed') this.cache.invalidateKeys();
+      },
     );
   }
 
   async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
-    await this.attempt(() =>
-      this.db
-        .transaction(() => {
-          this.sql(
-            `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+    await this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            this.sql(
+              `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
              VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
-          ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
-          this.writeAudit(audit);
-        })
-        .immediate(),
+            ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
+            this.writeAudit(audit);
+          })
+          .immediate(),
+      () => this.cache.invalidateAccount(key.accountId),
     );
   }
 
@@ -299,22 +340,33 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
-    await this.attempt(() =>
-      this.db
-        .transaction(() => {
-          const { changes } = this.sql(
-            'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-          ).run(now, id);
-          if (changes === 1) this.writeAudit(audit);
-        })
-        .immediate(),
+    await this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            const { changes } = this.sql(
+              'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+            ).run(now, id);
+            if (changes === 1) this.writeAudit(audit);
+            const key = this.sql('SELECT account_id FROM api_keys WHERE id = ?').get(id) as
+              | { account_id: string }
+              | undefined;
+            return key?.account_id;
+          })
+          .immediate(),
+      (accountId) => {
+        this.cache.invalidateKeys();
+        if (accountId) this.cache.invalidateAccount(accountId);
+      },
     );
     return this.getApiKey(id);
   }
 
   async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
-    await this.attempt(() =>
-      this.sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?').run(newDigest, id, oldDigest),
+    await this.attempt(
+      () =>
+        this.sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?').run(newDigest, id, oldDigest),
+      () => this.cache.invalidateKeys(),
     );
   }
 
@@ -333,28 +385,36 @@ export class SqliteStore implements Store {
   }
 
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
-    const row = await this.attempt(
-      () =>
-        this.sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as
-          | { id: string; account_id: string }
-          | undefined,
-    );
-    return row && { keyId: row.id, accountId: row.account_id };
+    return this.attempt(() => {
+      this.syncWithOtherProcesses();
+      const cached = this.cache.key(digest);
+      if (cached) return cached;
+      const token = this.cache.keyToken();
+      const row = this.sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL').get(
+        digest,
+      ) as { id: string; account_id: string } | undefined;
+      if (!row) return undefined;
+      const entry = { keyId: row.id, accountId: row.account_id };
+      this.cache.putKey(digest, entry, token);
+      return entry;
+    });
   }
 
   async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.attempt(() =>
-      this.db
-        .transaction(() => {
-          const { changes } = this.sql(
-            `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
+    return this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            const { changes } = this.sql(
+              `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (account_id, email) DO NOTHING`,
-          ).run(user.id, user.accountId, user.email, user.role, user.createdAt);
-          if (changes !== 1) return 'duplicate' as const;
-          this.writeAudit(audit);
-          return 'added' as const;
-        })
-        .immediate(),
+            ).run(user.id, user.accountId, user.email, user.role, user.createdAt);
+            if (changes !== 1) return 'duplicate' as const;
+            this.writeAudit(audit);
+            return 'added' as const;
+          })
+          .immediate(),
+      () => this.cache.invalidateAccount(user.accountId),
     );
   }
 
@@ -374,22 +434,38 @@ export class SqliteStore implements Store {
   }
 
   async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.attempt(() =>
-      this.db
-        .transaction(() => {
-          const removed = this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as
-            | UserRow
-            | undefined;
-          if (removed) this.writeAudit(audit);
-          return removed;
-        })
-        .immediate(),
+    const row = await this.attempt(
+      () =>
+        this.db
+          .transaction(() => {
+            const removed = this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as
+              | UserRow
+              | undefined;
+            if (removed) this.writeAudit(audit);
+            return removed;
+          })
+          .immediate(),
+      (removed) => {
+        if (removed) this.cache.invalidateAccount(removed.account_id);
+      },
     );
     return row && toUser(row);
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
     return this.attempt(() => {
+      this.syncWithOtherProcesses();
+      const cached = this.cache.snapshot(accountId);
+      if (cached) return cached;
+      const token = this.cache.snapshotToken(accountId);
+      const snapshot = this.readSnapshot(accountId);
+      if (snapshot) this.cache.putSnapshot(accountId, snapshot, token);
+      return snapshot;
+    });
+  }
+
+  private readSnapshot(accountId: string): AccountSnapshot | undefined {
+    {
       const row = this.sql(
         `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
@@ -411,7 +487,7 @@ export class SqliteStore implements Store {
         userCount: row.user_count,
         windows: this.windowsOf(accountId),
       };
-    });
+    }
   }
 
   private windowsOf(accountId: string): WindowState[] {
@@ -423,20 +499,23 @@ export class SqliteStore implements Store {
   }
 
   async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
-    return this.attempt(() => {
-      try {
-        return this.db
-          .transaction(() => {
-            const outcome = this.applyLedger(entry);
-            if (outcome.kind === 'applied') this.writeAudit(audit);
-            return outcome;
-          })
-          .immediate();
-      } catch (err) {
-        if (err instanceof Rollback) return err.outcome as LedgerOutcome;
-        throw err;
-      }
-    });
+    return this.attempt(
+      () => {
+        try {
+          return this.db
+            .transaction(() => {
+              const outcome = this.applyLedger(entry);
+              if (outcome.kind === 'applied') this.writeAudit(audit);
+              return outcome;
+            })
+            .immediate();
+        } catch (err) {
+          if (err instanceof Rollback) return err.outcome as LedgerOutcome;
+          throw err;
+        }
+      },
+      () => this.cache.invalidateAccount(entry.accountId),
+    );
   }
 
   /** Inside a transaction: replay, refuse, or move the balance and append the entry. */
@@ -494,20 +573,23 @@ export class SqliteStore implements Store {
   }
 
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
-    return this.attempt(() => {
-      try {
-        return this.db
-          .transaction(() => {
-            const outcome = this.consume(c);
-            if (outcome.kind === 'committed') this.writeAudit(audit);
-            return outcome;
-          })
-          .immediate();
-      } catch (err) {
-        if (err instanceof Rollback) return err.outcome as UsageOutcome;
-        throw err;
-      }
-    });
+    return this.attempt(
+      () => {
+        try {
+          return this.db
+            .transaction(() => {
+              const outcome = this.consume(c);
+              if (outcome.kind === 'committed') this.writeAudit(audit);
+              return outcome;
+            })
+            .immediate();
+        } catch (err) {
+          if (err instanceof Rollback) return err.outcome as UsageOutcome;
+          throw err;
+        }
+      },
+      () => this.cache.invalidateAccount(c.accountId),
+    );
   }
 
   /** Inside a transaction. Any refusal throws Rollback, so nothing of it is kept. */

@@ -1,0 +1,96 @@
+/**
+ * @module The read cache in front of a store: which account a key digest belongs to, and each
+ * account's snapshot. Stale answers are what it must never give, so every change invalidates
+ * what it touches (the store's own writes at once, other processes' through the store's change
+ * signal), and a value read from the database is kept only if no invalidation that could concern
+ * it happened while it was being read.
+ */
+import type { AccountSnapshot } from './store.js';
+
+const STRIPES = 1024;
+
+function stripeOf(id: string): number {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
+  return h & (STRIPES - 1);
+}
+
+export interface KeyEntry {
+  keyId: string;
+  accountId: string;
+}
+
+export class ReadCache {
+  private readonly keys = new Map<string, KeyEntry>();
+  private readonly snapshots = new Map<string, AccountSnapshot>();
+  // Generations: bumped by every invalidation, compared before a read result is kept.
+  private keysGeneration = 0;
+  private readonly accountGenerations = new Uint32Array(STRIPES);
+  private on = true;
+
+  constructor(
+    private readonly maxKeys = 100_000,
+    private readonly maxSnapshots = 20_000,
+  ) {}
+
+  /**
+   * Off: nothing is served or kept (the change signal is down and changes could be missed). Both
+   * ways everything is forgotten, and reads under way when it turns on are not kept.
+   */
+  setEnabled(on: boolean): void {
+    this.invalidateAll();
+    this.on = on;
+  }
+
+  get enabled(): boolean {
+    return this.on;
+  }
+
+  key(digest: string): KeyEntry | undefined {
+    return this.on ? this.keys.get(digest) : undefined;
+  }
+
+  keyToken(): number {
+    return this.keysGeneration;
+  }
+
+  putKey(digest: string, entry: KeyEntry, token: number): void {
+    if (!this.on || token !== this.keysGeneration) return;
+    if (this.keys.size >= this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
+    this.keys.set(digest, entry);
+  }
+
+  snapshot(accountId: string): AccountSnapshot | undefined {
+    return this.on ? this.snapshots.get(accountId) : undefined;
+  }
+
+  snapshotToken(accountId: string): number {
+    return this.accountGenerations[stripeOf(accountId)]!;
+  }
+
+  putSnapshot(accountId: string, snapshot: AccountSnapshot, token: number): void {
+    if (!this.on || token !== this.accountGenerations[stripeOf(accountId)]) return;
+    if (this.snapshots.size >= this.maxSnapshots) {
+      this.snapshots.delete(this.snapshots.keys().next().value as string);
+    }
+    this.snapshots.set(accountId, snapshot);
+  }
+
+  /** Something about this account changed: its snapshot (counts, balance, windows, status, plan). */
+  invalidateAccount(accountId: string): void {
+    this.accountGenerations[stripeOf(accountId)]!++;
+    this.snapshots.delete(accountId);
+  }
+
+  /** A key was revoked or re-digested: which digests are valid changed. */
+  invalidateKeys(): void {
+    this.keysGeneration++;
+    this.keys.clear();
+  }
+
+  invalidateAll(): void {
+    this.invalidateKeys();
+    for (let i = 0; i < STRIPES; i++) this.accountGenerations[i]!++;
+    this.snapshots.clear();
+  }
+}

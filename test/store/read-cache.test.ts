@@ -1,0 +1,141 @@
+/**
+ * The read cache in both stores: used (a second read is answered from memory), and never stale
+ * across connections: what another connection (another server, the CLI) changes is seen next.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { createServices } from '../../src/service/index.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { accountWithKey, KEY_SECRET, scratchDir, T0 } from '../helpers.js';
+import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `read` until `ok`, for at most `ms` (0: exactly once). */
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await read();
+  while (!ok(v) && Date.now() < end) {
+    await sleep(10);
+    v = await read();
+  }
+  return v;
+}
+
+function cacheSuite(
+  name: string,
+  open: () => Promise<{ a: Store; b: Store; cleanup: () => Promise<void> }>,
+  notifyMs: number,
+) {
+  describe(`${name} read cache`, () => {
+    const setup = async () => {
+      const { a, b, cleanup } = await open();
+      await a.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+      const clock = new FixedClock(T0);
+      const services = (store: Store) =>
+        createServices({ store, clock, keyPrefix: 'tg', keySecret: KEY_SECRET });
+      return { a, b, cleanup, sa: services(a), sb: services(b) };
+    };
+
+    it('answers a second read from memory', async () => {
+      const { a, cleanup, sa } = await setup();
+      try {
+        const { accountId } = await accountWithKey(sa);
+        const first = await until(
+          () => a.getSnapshot(accountId),
+          () => true,
+          0,
+        );
+        // The PostgreSQL cache turns on once its change feed listens.
+        const second = await until(
+          async () => [await a.getSnapshot(accountId), await a.getSnapshot(accountId)] as const,
+          ([x, y]) => x === y,
+          3_000,
+        );
+        expect(first?.account.id).toBe(accountId);
+        expect(second[0]).toBe(second[1]);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('sees a key revoked, an account suspended and a consumption made through another connection', async () => {
+      const { a, cleanup, sa, sb } = await setup();
+      try {
+        const { accountId, keyId, key } = await accountWithKey(sa);
+        await sleep(notifyMs);
+        // Connection A reads (and caches) the key and the account.
+        for (let i = 0; i < 3; i++) {
+          expect((await sa.keys.authenticate(key)).ok).toBe(true);
+          expect((await a.getSnapshot(accountId))?.account.status).toBe('active');
+        }
+        await sb.keys.revoke(keyId);
+        await sb.accounts.update(accountId, { status: 'suspended' });
+        await sb.usage.record(accountId, { category: 'search', records: 2 }).then(() => undefined);
+        const auth = await until(
+          () => sa.keys.authenticate(key),
+          (r) => !r.ok,
+          notifyMs,
+        );
+        expect(auth.ok).toBe(false);
+        const snap = await until(
+          () => a.getSnapshot(accountId),
+          (s) => s?.account.status === 'suspended',
+          notifyMs,
+        );
+        expect(snap?.account.status).toBe('suspended');
+        expect(snap?.apiKeyCount).toBe(0);
+      } finally {
+        await cleanup();
+      }
+    });
+  });
+}
+
+// SQLite: another connection's commit is seen by the very next read (data_version), no waiting.
+cacheSuite(
+  'SQLite',
+  async () => {
+    const { dir, cleanup } = scratchDir();
+    const path = join(dir, 'toolgate.db');
+    const a = new SqliteStore({ path });
+    const b = new SqliteStore({ path });
+    return {
+      a,
+      b,
+      async cleanup() {
+        await a.close();
+        await b.close();
+        cleanup();
+      },
+    };
+  },
+  0,
+);
+
+const available = await postgresAvailable();
+describe.skipIf(!available)('PostgreSQL', () => {
+  // PostgreSQL: the change arrives by NOTIFY, on commit; allow it the moment it takes to arrive.
+  cacheSuite(
+    'PostgreSQL',
+    async () => {
+      const schema = scratchSchemaName();
+      const a = new PostgresStore({ url: POSTGRES_URL, schema });
+      const b = new PostgresStore({ url: POSTGRES_URL, schema });
+      return {
+        a,
+        b,
+        async cleanup() {
+          await a.dropSchema().catch(() => {});
+          await a.close();
+          await b.close();
+        },
+      };
+    },
+    1_500,
+  );
+});
