@@ -29,5 +29,6 @@ export function nowSeconds(clock: Clock): EpochSeconds {
 
 /** `2026-04-15T13:55:29Z`: ISO 8601, UTC, whole seconds. */
 export function isoSeconds(seconds: EpochSeconds): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString() is always YYYY-MM-DDTHH:MM:SS.sssZ for these years: keep the seconds, add Z.
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 }

@@ -76,6 +76,8 @@ function cacheSuite(
         await sb.keys.revoke(keyId);
         await sb.accounts.update(accountId, { status: 'suspended' });
         await sb.usage.record(accountId, { category: 'search', records: 2 }).then(() => undefined);
+        // The next request arrives by I/O, in a later turn of the event loop than these writes.
+        await new Promise((resolve) => setImmediate(resolve));
         const auth = await until(
           () => sa.keys.authenticate(key),
           (r) => !r.ok,

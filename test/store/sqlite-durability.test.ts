@@ -74,11 +74,16 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
     expect(grant.kind).toBe('applied');
     expect((await cli.getAccount(accountId))?.tokenBalance).toBe(40);
 
-    // Revocation on one connection takes effect on the other at its next lookup.
+    // Revocation on one connection takes effect on the other at its next lookup: the next request,
+    // which arrives in a later turn of the event loop than the revocation it follows.
     await cli.revokeApiKey(found!.keyId, T + 1);
+    await nextTurn();
     expect(await server.findActiveKey('digest-1')).toBeUndefined();
   });
 });
+
+/** What separates two requests: a turn of the event loop (the second arrives by I/O after the first). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the SQLite file', () => {
   it('holds the digest of an API key but never the key itself', async () => {

@@ -2,6 +2,8 @@
 import { StoreUnavailableError } from '../../domain/errors.js';
 
 export interface SqliteStatement {
+  /** Rows as their first column's value. */
+  pluck(): SqliteStatement;
   run(...params: unknown[]): { changes: number };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];

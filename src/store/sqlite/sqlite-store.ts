@@ -62,6 +62,15 @@ export interface SqliteStoreOptions {
 }
 
 const SYNC_BUSY_MS = 5;
+/** Most consumptions written by one group commit. */
+const MAX_USAGE_BATCH = 500;
+
+interface PendingUsage {
+  c: UsageCommit;
+  audit?: AuditEntry;
+  resolve: (outcome: UsageOutcome) => void;
+  reject: (err: unknown) => void;
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class SqliteStore implements Store {
@@ -70,7 +79,10 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
   private readonly cache = new ReadCache();
+  private pendingUsage: PendingUsage[] = [];
+  private usageFlushScheduled = false;
   private dataVersion = -1;
+  private readonly dataVersionStatement: SqliteStatement;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -81,6 +93,7 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
+    this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
   }
 
   /**
@@ -114,16 +127,25 @@ export class SqliteStore implements Store {
 
   /**
    * Another process (a second server, the CLI) may have committed to the file: SQLite's
-   * data_version moves when it did, and then nothing cached can be trusted. Checked before every
-   * cached read, in the same synchronous step as the read.
+   * data_version moves when it did, and then nothing cached can be trusted. Checked before cached
+   * reads, at most once per turn of the event loop: reads within one turn are concurrent requests,
+   * and a commit made elsewhere before a turn is seen by every read in it.
    */
   private syncWithOtherProcesses(): void {
-    const v = (this.sql('PRAGMA data_version').get() as { data_version: number }).data_version;
+    if (this.versionCheckedThisTurn) return;
+    this.versionCheckedThisTurn = true;
+    setImmediate(this.endTurn);
+    const v = this.dataVersionStatement.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
       this.cache.invalidateAll();
     }
   }
+
+  private versionCheckedThisTurn = false;
+  private readonly endTurn = () => {
+    this.versionCheckedThisTurn = false;
+  };
 
   /** Prepared once, reused: statements are the hot path. */
   private sql(text: string): SqliteStatement {
@@ -572,24 +594,63 @@ export class SqliteStore implements Store {
     );
   }
 
+  /**
+   * Group commit: consumptions that arrive in the same turn of the event loop are written in one
+   * transaction, so they share one fsync. Each runs in its own savepoint, so each is still
+   * all-or-nothing by itself, and each caller is answered only once the shared COMMIT is durable.
+   */
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
-    return this.attempt(
-      () => {
-        try {
-          return this.db
-            .transaction(() => {
-              const outcome = this.consume(c);
-              if (outcome.kind === 'committed') this.writeAudit(audit);
-              return outcome;
-            })
-            .immediate();
-        } catch (err) {
-          if (err instanceof Rollback) return err.outcome as UsageOutcome;
-          throw err;
-        }
-      },
-      () => this.cache.invalidateAccount(c.accountId),
-    );
+    return new Promise<UsageOutcome>((resolve, reject) => {
+      this.pendingUsage.push(audit ? { c, audit, resolve, reject } : { c, resolve, reject });
+      if (!this.usageFlushScheduled) {
+        this.usageFlushScheduled = true;
+        setImmediate(() => void this.flushUsage());
+      }
+    });
+  }
+
+  private async flushUsage(): Promise<void> {
+    this.usageFlushScheduled = false;
+    const batch = this.pendingUsage.splice(0, MAX_USAGE_BATCH);
+    if (this.pendingUsage.length > 0) {
+      this.usageFlushScheduled = true;
+      setImmediate(() => void this.flushUsage());
+    }
+    try {
+      const outcomes = await this.attempt(
+        () =>
+          this.db
+            .transaction(() => batch.map((item) => this.consumeInSavepoint(item.c, item.audit)))
+            .immediate(),
+        () => {
+          for (const item of batch) this.cache.invalidateAccount(item.c.accountId);
+        },
+      );
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome instanceof Error) item.reject(outcome);
+        else item.resolve(outcome);
+      });
+    } catch (err) {
+      for (const item of batch) item.reject(err);
+    }
+  }
+
+  /** One consumption inside the batch's transaction: a refusal or a failure undoes only its own savepoint. */
+  private consumeInSavepoint(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
+    try {
+      return this.db.transaction(() => {
+        const outcome = this.consume(c);
+        if (outcome.kind === 'committed') this.writeAudit(audit);
+        return outcome;
+      })();
+    } catch (err) {
+      if (err instanceof Rollback) return err.outcome as UsageOutcome;
+      // A failure of the database itself fails the whole batch (its COMMIT could not stand).
+      if (err instanceof StoreUnavailableError || (err as { code?: string }).code?.startsWith('SQLITE_IOERR'))
+        throw err;
+      return err as Error;
+    }
   }
 
   /** Inside a transaction. Any refusal throws Rollback, so nothing of it is kept. */

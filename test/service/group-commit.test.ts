@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Harness, scratchServices } from '../helpers.js';
+
+describe('consumptions committed together (one transaction, one fsync)', () => {
+  let h: Harness;
+  let accountId: string;
+  beforeEach(async () => {
+    h = await scratchServices();
+    const limits = {
+      enrich: { records: { '5h': 100, '1w': 1000 }, requests: { '5h': 1000 } },
+      search: { records: { '5h': 1, '1w': 1 }, requests: { '5h': 1 } },
+    };
+    expect((await h.services.plans.put('hundred', { limits })).ok).toBe(true);
+    const account = await h.services.accounts.create({ name: 'batch', plan: 'hundred' });
+    if (!account.ok) throw new Error(account.error.message);
+    accountId = account.value.id;
+  });
+  afterEach(async () => h.close());
+
+  it('keeps each one all-or-nothing: a refused one in the batch leaves no trace, the others stand', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        h.services.usage.record(accountId, { category: 'enrich', records: 30 }),
+      ),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(3);
+    expect(results.filter((r) => !r.ok && r.error.code === 'fair_use_exceeded')).toHaveLength(17);
+    const windows = (await h.store.getSnapshot(accountId))?.windows ?? [];
+    const used = (unit: string, win: string) =>
+      windows.find((w) => w.unit === unit && w.window === win)?.used;
+    expect(used('records', '5h')).toBe(90);
+    expect(used('records', '1w')).toBe(90);
+    // The refused ones did not even count as requests.
+    expect(used('requests', '5h')).toBe(3);
+  });
+
+  it('counts one idempotency key once even within one batch, and answers alike', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        h.services.usage.record(accountId, { category: 'enrich', records: 5, idempotency_key: 'same' }),
+      ),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => r.ok && r.value.replayed)).toHaveLength(9);
+    expect(new Set(results.map((r) => r.ok && JSON.stringify(r.value.answer))).size).toBe(1);
+    const windows = (await h.store.getSnapshot(accountId))?.windows ?? [];
+    expect(windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(5);
+  });
+});
