@@ -10,10 +10,13 @@ export function bearer(header: string | undefined): string | undefined {
   return m ? (m[1] ?? '') : header.trim() === '' ? '' : '\u0000';
 }
 
-/** Compares in constant time: digests first, so neither the length nor the content of the secret leaks. */
-export function sameSecret(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
+/** SHA-256 of a secret: what constant-time comparisons compare, so lengths and contents do not leak. */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+/** Compares two secret digests in constant time. */
+export function sameDigest(a: Buffer, b: Buffer): boolean {
   return timingSafeEqual(a, b);
 }
 
