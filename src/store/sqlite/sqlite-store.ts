@@ -83,6 +83,7 @@ export class SqliteStore implements Store {
   private usageFlushScheduled = false;
   private dataVersion = -1;
   private readonly dataVersionStatement: SqliteStatement;
+  private readonly consumeTx: (c: UsageCommit, audit: AuditEntry | undefined) => UsageOutcome;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -94,6 +95,12 @@ export class SqliteStore implements Store {
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
+    // Called inside the group commit's transaction, so it runs as a savepoint; made once.
+    this.consumeTx = this.db.transaction((c: UsageCommit, audit: AuditEntry | undefined) => {
+      const outcome = this.consume(c);
+      if (outcome.kind === 'committed') this.writeAudit(audit);
+      return outcome;
+    });
   }
 
   /**
@@ -639,11 +646,7 @@ export class SqliteStore implements Store {
   /** One consumption inside the batch's transaction: a refusal or a failure undoes only its own savepoint. */
   private consumeInSavepoint(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
     try {
-      return this.db.transaction(() => {
-        const outcome = this.consume(c);
-        if (outcome.kind === 'committed') this.writeAudit(audit);
-        return outcome;
-      })();
+      return this.consumeTx(c, audit);
     } catch (err) {
       if (err instanceof Rollback) return err.outcome as UsageOutcome;
       // A failure of the database itself fails the whole batch (its COMMIT could not stand).
