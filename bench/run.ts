@@ -2,19 +2,25 @@
  * @module `npm run bench`: toolgate on each database backend (SQLite, PostgreSQL) against the same
  * bare-Fastify baseline, all real child processes on this machine, measured in the same run and
  * reported as ratios, the baseline alternated with each backend in turn (see lib/runner.ts).
+ * With `--scale`, also get_account on a small against a large seeded database (lib/scale.ts).
  * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON.
- * Exits 1 when a figure is suspect (non-2xx answers, connection errors, failed checks).
+ * Exits 1 when a figure is suspect (non-2xx answers, 429s from the rate limiter, connection
+ * errors, failed checks).
  */
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { seedAccounts } from './lib/admin.js';
 import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from './lib/args.js';
-import { cleanupAll, installCleanupHandlers, interrupted } from './lib/cleanup.js';
+import { cleanupAll, cleanupMark, cleanupSince, installCleanupHandlers, interrupted } from './lib/cleanup.js';
 import { stopLoad } from './lib/load.js';
 import { probe, type ServerInfo } from './lib/postgres.js';
+import { ROOT } from './lib/processes.js';
 import { json, loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
 import { runScenario, type ScenarioResult } from './lib/runner.js';
+import { runScale, type ScaleResult } from './lib/scale.js';
 import {
+  profileToolgateInto,
   startBaseline,
   startToolgatePostgres,
   startToolgateSqlite,
@@ -44,7 +50,13 @@ async function main(): Promise<number> {
   }
   const scenarios = SCENARIOS.filter((s) => opts.only === null || opts.only.includes(s.id));
   installCleanupHandlers(stopLoad);
-  const info: RunInfo = { machine: machine(), opts, postgres: null, skipped: [] };
+  if (opts.cpuProf) {
+    const dir = resolve(opts.cpuProf);
+    mkdirSync(dir, { recursive: true });
+    profileToolgateInto(dir);
+    progress(`bench: toolgate's CPU profiles go to ${dir}`);
+  }
+  const info: RunInfo = { machine: machine(), opts, postgres: null, skipped: [], commit: commit() };
   const t0 = Date.now();
 
   let backends = opts.backends;
@@ -68,62 +80,88 @@ async function main(): Promise<number> {
       backends = backends.filter((b) => b !== 'postgres');
     }
   }
-
-  progress(`bench: starting the baseline and toolgate (${backends.join(', ')})...`);
-  const started = await Promise.all([
-    startBaseline(),
-    ...backends.map(async (backend): Promise<ToolgateTarget> => {
-      if (backend === 'sqlite') return startToolgateSqlite();
-      const pg = await startToolgatePostgres({
-        url: opts.postgresUrl,
-        poolSize: opts.poolSize,
-        local: server!.local,
-      });
-      info.postgres = {
-        url: redactUrl(opts.postgresUrl),
-        version: server!.version,
-        schema: pg.schema,
-        poolSize: opts.poolSize,
-        synchronousCommit: server!.synchronousCommit,
-        local: server!.local,
-      };
-      return pg;
-    }),
-  ]);
-  const baseline = started[0] as Target;
-  const toolgates = started.slice(1) as ToolgateTarget[];
-  progress(
-    `bench: baseline at ${baseline.url}, ${toolgates.map((t) => `toolgate (${t.backend}) at ${t.url}`).join(', ')}; seeding ${opts.accounts} accounts into each...`,
-  );
-  const fixtures: Fixture[] = await Promise.all(
-    toolgates.map(async (toolgate) => ({
-      baseline,
-      toolgate,
-      accounts: await seedAccounts(toolgate.url, toolgate.adminToken, opts.accounts),
-    })),
-  );
+  if (server)
+    info.postgres = {
+      url: redactUrl(opts.postgresUrl),
+      version: server.version,
+      schema: null,
+      poolSize: opts.poolSize,
+      synchronousCommit: server.synchronousCommit,
+      local: server.local,
+    };
+  const postgresSetup = server
+    ? { url: opts.postgresUrl, poolSize: opts.poolSize, local: server.local }
+    : null;
 
   const results: ScenarioResult[] = [];
-  for (const scenario of scenarios) {
-    for (const fixture of fixtures) {
-      progress(`bench: ${scenario.title} on ${fixture.toolgate.backend}: ${scenario.description}`);
-      results.push(await runScenario(scenario, fixture, opts, progress));
+  if (scenarios.length > 0) {
+    const mark = cleanupMark();
+    progress(`bench: starting the baseline and toolgate (${backends.join(', ')})...`);
+    const started = await Promise.all([
+      startBaseline(),
+      ...backends.map(async (backend): Promise<ToolgateTarget> => {
+        if (backend === 'sqlite') return startToolgateSqlite();
+        const pg = await startToolgatePostgres(postgresSetup!);
+        info.postgres!.schema = pg.schema;
+        return pg;
+      }),
+    ]);
+    const baseline = started[0] as Target;
+    const toolgates = started.slice(1) as ToolgateTarget[];
+    progress(
+      `bench: baseline at ${baseline.url}, ${toolgates.map((t) => `toolgate (${t.backend}) at ${t.url}`).join(', ')}; seeding ${opts.accounts} accounts into each...`,
+    );
+    const fixtures: Fixture[] = await Promise.all(
+      toolgates.map(async (toolgate) => ({
+        baseline,
+        toolgate,
+        accounts: await seedAccounts(toolgate.url, toolgate.adminToken, opts.accounts),
+      })),
+    );
+    for (const scenario of scenarios) {
+      for (const fixture of fixtures) {
+        progress(`bench: ${scenario.title} on ${fixture.toolgate.backend}: ${scenario.description}`);
+        results.push(await runScenario(scenario, fixture, opts, progress));
+      }
+    }
+    await cleanupSince(mark);
+  }
+
+  const scale: ScaleResult[] = [];
+  if (opts.scale) {
+    for (const backend of backends) {
+      progress(
+        `bench: scale on ${backend}: get_account on ${opts.scaleBase.toLocaleString('en-US')} accounts against ${opts.scaleAccounts.toLocaleString('en-US')}, ${opts.keysPerAccount} keys each...`,
+      );
+      scale.push(await runScale(backend, opts, backend === 'postgres' ? postgresSetup : null, progress));
     }
   }
   await cleanupAll();
 
-  process.stdout.write(`\n${table(info, results)}\n`);
-  const problems = warnings(results);
+  process.stdout.write(`\n${table(info, results, scale)}\n`);
+  const problems = warnings(results, scale);
   if (problems.length > 0) process.stdout.write(`\n${loudly(problems)}\n`);
-  const news = notices(info, results);
+  const news = notices(info, results, scale);
   if (news.length > 0) process.stdout.write(`\n${loudly(news, 'NOTICE:')}\n`);
   if (opts.json) {
     const file = resolve(opts.json);
-    writeFileSync(file, `${JSON.stringify(json(info, results), null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(json(info, results, scale), null, 2)}\n`);
     progress(`bench: wrote ${file}`);
   }
   progress(`bench: done in ${Math.round((Date.now() - t0) / 1000)} s`);
   return problems.length > 0 ? 1 : 0;
+}
+
+/** The commit measured: git HEAD of the repository, `+dirty` when the work tree has changes. */
+function commit(): string | null {
+  const git = (...args: string[]) => {
+    const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 10_000 });
+    return r.status === 0 ? r.stdout.trim() : null;
+  };
+  const head = git('rev-parse', '--short=12', 'HEAD');
+  if (!head) return null;
+  const dirty = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'package.json');
+  return dirty ? `${head}+dirty` : head;
 }
 
 main().then(

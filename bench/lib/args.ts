@@ -10,10 +10,18 @@ export interface BenchOptions {
   rounds: number;
   /** Seconds of unmeasured load per side before a scenario's rounds (JIT, caches). */
   warmup: number;
-  /** Accounts (each with one key) seeded into toolgate. */
+  /** Accounts (each with one key) seeded into toolgate; also the keys rotated in the scale comparison. */
   accounts: number;
   /** Scenario ids to run; null: all. */
   only: string[] | null;
+  /** Run the scale comparison (get_account on a small and on a large seeded database). */
+  scale: boolean;
+  /** Accounts of the large database of the scale comparison. */
+  scaleAccounts: number;
+  /** Accounts of the small database of the scale comparison. */
+  scaleBase: number;
+  /** API keys per account in the scale comparison's databases. */
+  keysPerAccount: number;
   /** Where to write the figures as JSON; null: nowhere. */
   json: string | null;
   /** toolgate's database backends to measure, each against the same baseline, in this order. */
@@ -24,6 +32,8 @@ export interface BenchOptions {
   postgresUrl: string;
   /** TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate. */
   poolSize: number;
+  /** Where toolgate's processes write V8 CPU profiles (node --cpu-prof); null: not profiled. */
+  cpuProf: string | null;
 }
 
 export const BACKENDS = ['sqlite', 'postgres'] as const;
@@ -31,12 +41,21 @@ export type Backend = (typeof BACKENDS)[number];
 
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-export const DEFAULTS: Omit<BenchOptions, 'only' | 'json' | 'backendsExplicit' | 'postgresUrl'> = {
+/** The pseudo scenario id of the scale comparison, for --only. */
+export const SCALE = 'scale';
+
+export const DEFAULTS: Omit<
+  BenchOptions,
+  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf'
+> = {
   duration: 4,
   connections: 50,
   rounds: 3,
   warmup: 2,
-  accounts: 200,
+  accounts: 1000,
+  scaleAccounts: 1_000_000,
+  scaleBase: 1000,
+  keysPerAccount: 3,
   backends: [...BACKENDS],
   poolSize: 10,
 };
@@ -47,8 +66,19 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --connections <n>   concurrent connections (default ${DEFAULTS.connections})
   --rounds <n>        measured rounds per side, baseline and toolgate alternated (default ${DEFAULTS.rounds})
   --warmup <s>        unmeasured seconds per side before each scenario, 0 for none (default ${DEFAULTS.warmup})
-  --accounts <n>      accounts seeded into toolgate, one key each (default ${DEFAULTS.accounts})
-  --only <ids>        comma-separated scenario ids (default: all)
+  --accounts <n>      accounts seeded into toolgate, one key each, rotated over by the load (default
+                      ${DEFAULTS.accounts}; toolgate's per-key rate limit, 100/s, is in play: the busiest
+                      key's rate is printed, and a 429 fails the run)
+  --only <ids>        comma-separated scenario ids: get_account, consumption, scale (default: all
+                      but scale)
+  --scale             also run the scale comparison: get_account on a database of --scale-base
+                      accounts against one of --scale-accounts, both seeded by lib/seeding.ts
+                      (bench/seed.ts) with --keys-per-account keys each, the same --accounts keys
+                      rotated on both; takes minutes (1M accounts: about 1 min to seed on SQLite, 2
+                      on PostgreSQL, on 2 cores)
+  --scale-accounts <n>  accounts of the large database (default ${DEFAULTS.scaleAccounts})
+  --scale-base <n>    accounts of the small database (default ${DEFAULTS.scaleBase})
+  --keys-per-account <n>  keys per account in both (default ${DEFAULTS.keysPerAccount})
   --json <file>       also write the figures to <file> as JSON
   --backends <list>   toolgate's databases, comma-separated: sqlite, postgres (default both; without
                       this flag an unreachable PostgreSQL is skipped with a notice, with it the run fails)
@@ -56,6 +86,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
                       ${DEFAULT_POSTGRES_URL}); the bench works in a scratch schema
                       bench_<random hex> that it creates and drops, and touches nothing else
   --pool-size <n>     TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate (default ${DEFAULTS.poolSize})
+  --cpu-prof <dir>    toolgate's processes write V8 CPU profiles into <dir> when they stop (node
+                      --cpu-prof); summarise one with node .bench/bench/profile.js <file>
   --help              this text
 `;
 
@@ -85,10 +117,11 @@ export function parseOptions(
           .map((s) => s.trim())
           .filter((s) => s !== '');
   for (const id of only ?? []) {
-    if (!scenarioIds.includes(id))
-      throw new UsageError(`--only: no scenario "${id}" (there are: ${scenarioIds.join(', ')})`);
+    if (!scenarioIds.includes(id) && id !== SCALE)
+      throw new UsageError(`--only: no scenario "${id}" (there are: ${[...scenarioIds, SCALE].join(', ')})`);
   }
   if (v.json === '') throw new UsageError('--json needs a file name');
+  if (v['cpu-prof'] === '') throw new UsageError('--cpu-prof needs a directory');
   const backends: Backend[] = [];
   for (const name of (v.backends ?? BACKENDS.join(',')).split(',').map((s) => s.trim())) {
     if (name === '') continue;
@@ -109,11 +142,16 @@ export function parseOptions(
     warmup: number('--warmup', v.warmup, DEFAULTS.warmup, 0, 3600),
     accounts: number('--accounts', v.accounts, DEFAULTS.accounts, 1, 100_000),
     only,
+    scale: Boolean(v.scale) || (only?.includes(SCALE) ?? false),
+    scaleAccounts: number('--scale-accounts', v['scale-accounts'], DEFAULTS.scaleAccounts, 1, 100_000_000),
+    scaleBase: number('--scale-base', v['scale-base'], DEFAULTS.scaleBase, 1, 100_000_000),
+    keysPerAccount: number('--keys-per-account', v['keys-per-account'], DEFAULTS.keysPerAccount, 1, 100),
     json: v.json ?? null,
     backends,
     backendsExplicit: v.backends !== undefined,
     postgresUrl,
     poolSize: number('--pool-size', v['pool-size'], DEFAULTS.poolSize, 1, 999),
+    cpuProf: v['cpu-prof'] ?? null,
   };
 }
 
@@ -129,10 +167,15 @@ function parse(argv: string[]) {
       warmup: { type: 'string' },
       accounts: { type: 'string' },
       only: { type: 'string' },
+      scale: { type: 'boolean' },
+      'scale-accounts': { type: 'string' },
+      'scale-base': { type: 'string' },
+      'keys-per-account': { type: 'string' },
       json: { type: 'string' },
       backends: { type: 'string' },
       'postgres-url': { type: 'string' },
       'pool-size': { type: 'string' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

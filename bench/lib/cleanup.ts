@@ -4,6 +4,8 @@
  */
 
 interface Action {
+  /** Registration order, for cleanupSince. */
+  seq?: number;
   name: string;
   /** The orderly way (may wait, e.g. for a child to exit). */
   run: () => Promise<void>;
@@ -13,6 +15,7 @@ interface Action {
 
 const actions: Action[] = [];
 let running: Promise<void> | undefined;
+let registered = 0;
 let signalled = false;
 
 /** True once SIGINT/SIGTERM arrived: failures after that are the interruption, not news. */
@@ -22,11 +25,35 @@ export function interrupted(): boolean {
 
 /** Registers an undo action; returns a function that drops it once it is no longer needed. */
 export function onCleanup(action: Action): () => void {
+  action.seq = ++registered;
   actions.push(action);
   return () => {
     const i = actions.indexOf(action);
     if (i >= 0) actions.splice(i, 1);
   };
+}
+
+/** A mark for cleanupSince: what has been registered so far. */
+export function cleanupMark(): number {
+  return registered;
+}
+
+/**
+ * Runs, most recent first, the actions registered after `mark` (one part of the run that is over,
+ * such as the scale comparison of one backend, frees its processes, files and schemas at once).
+ */
+export async function cleanupSince(mark: number): Promise<void> {
+  for (;;) {
+    const action = actions.findLast((a) => (a.seq ?? 0) > mark);
+    if (!action) return;
+    actions.splice(actions.indexOf(action), 1);
+    try {
+      await action.run();
+    } catch (err) {
+      process.stderr.write(`bench: cleanup of ${action.name} failed: ${String(err)}
+`);
+    }
+  }
 }
 
 /** Runs every registered action once, most recent first; failures are reported, not thrown. */

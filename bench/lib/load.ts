@@ -3,7 +3,14 @@
  * `duration` seconds, each connection cycling through the given requests from its own starting
  * point, so the load spreads over every key/account at once. Latencies are recorded here from the
  * per-response timings (sub-millisecond; autocannon's own histogram keeps whole milliseconds).
+ *
+ * The load generator also counts, per rotated key (`slot`), how many answers it got in each
+ * wall-clock second, and keeps the highest count: the busiest key's rate, to compare with toolgate's
+ * per-key rate limit (fixed windows of one wall-clock second). Where the server says where a key
+ * stands (`RateLimit: "per-key";r=<remaining>`), the lowest remaining is kept too: the limiter's own
+ * count of the busiest key in its busiest window.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 import { percentile } from './stats.js';
 
@@ -12,6 +19,18 @@ export interface LoadRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** Which rotated key (or account) this request uses, for the per-key rate; default: its index. */
+  slot?: number;
+}
+
+export interface PerKeyRate {
+  /** Distinct slots (keys or accounts) rotated over. */
+  slots: number;
+  /** The most answers one slot got within one wall-clock second, as the load generator counted. */
+  maxPerSecond: number;
+  /** From toolgate's RateLimit headers: the per-key limit and the highest count it reported. */
+  limit: number | null;
+  limiterMaxCount: number | null;
 }
 
 export interface Sample {
@@ -30,6 +49,7 @@ export interface Sample {
   errors: number;
   timeouts: number;
   seconds: number;
+  perKey: PerKeyRate;
   /**
    * Cores used during the run (CPU seconds / wall seconds), set by the runner: the server under
    * load, this process (the load generator), toolgate's PostgreSQL backends, and every other process
@@ -56,6 +76,46 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
   let clientIndex = 0;
   let latencies = new Float64Array(1 << 16);
   let count = 0;
+  const slotOf = requests.map((r, i) => r.slot ?? i);
+  const slots = Math.max(...slotOf) + 1;
+  const perSecond = new Uint32Array(slots);
+  let second = -1;
+  let maxPerSecond = 0;
+  let limit: number | null = null;
+  let minRemaining: number | null = null;
+  const track = (slot: number, headers: IncomingHttpHeaders | undefined) => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      perSecond.fill(0);
+      second = now;
+    }
+    const n = ++perSecond[slot]!;
+    if (n > maxPerSecond) maxPerSecond = n;
+    const state = headers?.ratelimit;
+    if (typeof state !== 'string' || !state.startsWith('"per-key"')) return;
+    const at = state.indexOf(';r=');
+    if (at < 0) return;
+    const end = state.indexOf(';', at + 3);
+    const remaining = Number(state.slice(at + 3, end < 0 ? undefined : end));
+    if (Number.isFinite(remaining) && (minRemaining === null || remaining < minRemaining))
+      minRemaining = remaining;
+    if (limit === null) {
+      const policy = headers?.['ratelimit-policy'];
+      const q = typeof policy === 'string' ? /;q=(\d+)/.exec(policy) : null;
+      if (q) limit = Number(q[1]);
+    }
+  };
+  // Every connection's copy of a request notes its answers against the request's slot.
+  const copy = (r: LoadRequest, i: number): autocannon.Request => {
+    const slot = slotOf[i]!;
+    return {
+      method: r.method,
+      path: r.path,
+      headers: { ...r.headers },
+      ...(r.body === undefined ? {} : { body: r.body }),
+      onResponse: (_status, _body, _context, headers) => track(slot, headers),
+    };
+  };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -65,14 +125,10 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
         // Every connection gets its own copy of the list, rotated so the connections start spread out.
         setupClient: (client) => {
           const offset = Math.floor((clientIndex++ * requests.length) / opts.connections) % requests.length;
-          client.setRequests(
-            [...requests.slice(offset), ...requests.slice(0, offset)].map((r) => ({
-              ...r,
-              headers: { ...r.headers },
-            })),
-          );
+          const all = requests.map(copy);
+          client.setRequests([...all.slice(offset), ...all.slice(0, offset)]);
         },
-        requests: requests.map((r) => ({ ...r, headers: { ...r.headers } })),
+        requests: requests.map(copy),
       },
       (err, result) => {
         current = null;
@@ -94,6 +150,12 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
           errors: result.errors,
           timeouts: result.timeouts,
           seconds,
+          perKey: {
+            slots,
+            maxPerSecond,
+            limit,
+            limiterMaxCount: limit !== null && minRemaining !== null ? limit - minRemaining : null,
+          },
         });
       },
     );

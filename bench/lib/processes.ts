@@ -25,9 +25,17 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts `node <script>` with exactly `env` (plus PATH); stdout/stderr are drained so they never block it. */
-export function spawnNode(name: string, script: string, env: Record<string, string>): Child {
-  const child = spawn(process.execPath, [script], {
+/**
+ * Starts `node [nodeArgs] <script>` with exactly `env` (plus PATH); stdout/stderr are drained so they
+ * never block it.
+ */
+export function spawnNode(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     // stdin is a pipe the child can watch: it closes when this process dies.

@@ -1,7 +1,8 @@
 /** @module The results: a table for people (ratios against the baseline of the same run), JSON for tools. */
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { type Backend, type BenchOptions, redactUrl } from './args.js';
-import type { ScenarioResult, SideResult } from './runner.js';
+import type { Ratio, ScenarioResult, SideResult } from './runner.js';
+import type { ScaleResult } from './scale.js';
 import { median } from './stats.js';
 
 export interface Machine {
@@ -37,13 +38,16 @@ export interface RunInfo {
   postgres: PostgresInfo | null;
   /** Backends asked for but not measured, each with the reason (a loud notice in the report). */
   skipped: { backend: Backend; reason: string }[];
+  /** The commit of the working tree measured (git HEAD, `+dirty` when it has changes), if known. */
+  commit: string | null;
 }
 
 export interface PostgresInfo {
   /** Without the password. */
   url: string;
   version: string;
-  schema: string;
+  /** The scratch schema of the scenarios (the scale comparison makes its own); null when none ran. */
+  schema: string | null;
   poolSize: number;
   synchronousCommit: string;
   /** On this machine: it shares the cores with the bench and toolgate. */
@@ -51,26 +55,39 @@ export interface PostgresInfo {
 }
 
 const label = (r: ScenarioResult) => `${r.id} (${r.backend})`;
+const scaleLabel = (r: ScaleResult) => `scale (${r.backend})`;
 
-export function warnings(results: readonly ScenarioResult[]): string[] {
+/** What the warnings and notices look at: each measured pair of sides, with its notes. */
+interface Measured {
+  label: string;
+  sides: SideResult[];
+  notes: ScenarioResult['notes'];
+}
+
+function measured(results: readonly ScenarioResult[], scale: readonly ScaleResult[]): Measured[] {
+  return [
+    ...results.map((r) => ({ label: label(r), sides: [r.baseline, r.toolgate], notes: r.notes })),
+    ...scale.map((r) => ({ label: scaleLabel(r), sides: [r.a, r.b], notes: r.notes })),
+  ];
+}
+
+export function warnings(results: readonly ScenarioResult[], scale: readonly ScaleResult[] = []): string[] {
   const out: string[] = [];
-  for (const r of results) {
-    for (const side of [r.baseline, r.toolgate]) {
+  for (const r of measured(results, scale)) {
+    for (const side of r.sides) {
       if (side.non2xx > 0) {
         const codes: Record<string, number> = {};
         for (const s of side.rounds)
           for (const [c, n] of Object.entries(s.statusCodes))
             if (!c.startsWith('2')) codes[c] = (codes[c] ?? 0) + n;
         out.push(
-          `${label(r)}: ${side.name} answered ${side.non2xx} non-2xx ${JSON.stringify(codes)}: its figures are not valid`,
+          `${r.label}: ${side.name} answered ${side.non2xx} non-2xx ${JSON.stringify(codes)}: its figures are not valid`,
         );
       }
       if (side.errors > 0)
-        out.push(
-          `${label(r)}: ${side.name} had ${side.errors} connection errors (${side.timeouts} timeouts)`,
-        );
+        out.push(`${r.label}: ${side.name} had ${side.errors} connection errors (${side.timeouts} timeouts)`);
     }
-    for (const n of r.notes) if (n.level === 'warning') out.push(`${label(r)}: ${n.text}`);
+    for (const n of r.notes) if (n.level === 'warning') out.push(`${r.label}: ${n.text}`);
   }
   return out;
 }
@@ -82,104 +99,163 @@ export const NOISY_CORES = 0.25;
  * Not failures, but worth a loud line: backends that were asked for (by default) but could not be
  * measured, and scenarios during whose rounds other processes took a good share of the CPU.
  */
-export function notices(info: RunInfo, results: readonly ScenarioResult[] = []): string[] {
+export function notices(
+  info: RunInfo,
+  results: readonly ScenarioResult[] = [],
+  scale: readonly ScaleResult[] = [],
+): string[] {
   const out = info.skipped.map((s) => `${s.backend} was NOT measured: ${s.reason}`);
-  for (const r of results) {
-    const others = [...r.baseline.rounds, ...r.toolgate.rounds]
+  for (const r of measured(results, scale)) {
+    const others = r.sides
+      .flatMap((side) => side.rounds)
       .map((s) => s.cpu?.others)
       .filter((v): v is number => typeof v === 'number');
     const typical = median(others);
     if (typical > NOISY_CORES)
       out.push(
-        `${label(r)}: the rest of the machine (other processes, kernel threads) used ${typical.toFixed(2)} cores (median of rounds) of ${info.machine.cpus}: these figures are noisy`,
+        `${r.label}: the rest of the machine (other processes, kernel threads) used ${typical.toFixed(2)} cores (median of rounds) of ${info.machine.cpus}: these figures are noisy`,
       );
   }
   return out;
 }
 
-export function table(info: RunInfo, results: readonly ScenarioResult[]): string {
+export function table(
+  info: RunInfo,
+  results: readonly ScenarioResult[],
+  scale: readonly ScaleResult[] = [],
+): string {
   const { machine: m, opts } = info;
   const lines: string[] = [];
   lines.push(
-    `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start`,
+    `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start${info.commit ? `; toolgate at ${info.commit}` : ''}`,
   );
   lines.push(
-    `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts`,
+    `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,
   );
-  const measured = [...new Set(results.map((r) => r.backend))];
-  for (const backend of measured) lines.push(databaseLine(backend, info));
+  const backends = [...new Set([...results, ...scale].map((r) => r.backend))];
+  for (const backend of backends) lines.push(databaseLine(backend, info));
   lines.push(`${METHOD}.`);
-  lines.push('');
-  const header = [
-    'scenario',
-    'backend',
-    'side',
-    'req/s',
-    'p50 ms',
-    'p99 ms',
-    'non-2xx',
-    'errors',
-    'req/s by round',
-  ];
-  const rows: string[][] = [header];
-  let previous: string | null = null;
-  for (const r of results) {
-    const title = r.id === previous ? '' : r.title;
-    previous = r.id;
-    rows.push(sideRow(title, r.backend, r.baseline));
-    rows.push(sideRow('', '', r.toolgate));
-    rows.push([
-      '',
-      '',
-      'ratio',
-      times(r.ratio.rps),
-      times(r.ratio.p50),
-      times(r.ratio.p99),
-      '',
-      '',
-      r.ratio.rpsByRound.map(times).join(' '),
-    ]);
+  if (results.length > 0) {
+    lines.push('');
+    const rows: string[][] = [];
+    let previous: string | null = null;
+    for (const r of results) {
+      const title = r.id === previous ? '' : r.title;
+      previous = r.id;
+      rows.push(sideRow(title, r.backend, r.baseline));
+      rows.push(sideRow('', '', r.toolgate));
+      rows.push(ratioRow(r.ratio));
+    }
+    lines.push(...grid(HEADER, rows));
+    lines.push('');
+    lines.push(
+      'ratio: req/s below 1x means toolgate serves fewer; latency above 1x means toolgate is slower; by round:',
+    );
+    lines.push('the req/s ratio of each pair of rounds that ran back to back (their spread is the noise).');
+    lines.push(
+      'peak RSS: of the server process, over its warm-up and rounds in that scenario; busiest key: the most answers one rotated key (or account) got in one second.',
+    );
+    const ids = [...new Set(results.map((r) => r.id))];
+    for (const id of ids) {
+      const group = results.filter((r) => r.id === id);
+      lines.push(`${group[0]!.title}: ${group[0]!.description}`);
+      for (const r of group)
+        for (const n of r.notes) if (n.level === 'info') lines.push(`  ${r.backend}: ${n.text}`);
+      const sqlite = group.find((r) => r.backend === 'sqlite');
+      const postgres = group.find((r) => r.backend === 'postgres');
+      if (sqlite && postgres)
+        lines.push(
+          `  postgres / sqlite (their ratios divided): req/s ${times(postgres.ratio.rps / sqlite.ratio.rps)}, p50 ${times(postgres.ratio.p50 / sqlite.ratio.p50)}, p99 ${times(postgres.ratio.p99 / sqlite.ratio.p99)}`,
+        );
+    }
   }
-  const right = new Set([3, 4, 5, 6, 7]);
-  const widths = header.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const render = (row: string[]) =>
-    row
-      .map((cell, i) => (right.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  lines.push(render(header));
-  lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const row of rows.slice(1)) lines.push(render(row));
-  lines.push('');
-  lines.push(
-    'ratio: req/s below 1x means toolgate serves fewer; latency above 1x means toolgate is slower; by round:',
-  );
-  lines.push('the req/s ratio of each pair of rounds that ran back to back (their spread is the noise).');
-  const ids = [...new Set(results.map((r) => r.id))];
-  for (const id of ids) {
-    const group = results.filter((r) => r.id === id);
-    lines.push(`${group[0]!.title}: ${group[0]!.description}`);
-    for (const r of group)
-      for (const n of r.notes) if (n.level === 'info') lines.push(`  ${r.backend}: ${n.text}`);
-    const sqlite = group.find((r) => r.backend === 'sqlite');
-    const postgres = group.find((r) => r.backend === 'postgres');
-    if (sqlite && postgres)
+  if (scale.length > 0) {
+    const first = scale[0]!;
+    lines.push('');
+    lines.push(
+      `scale: get_account on ${thousands(first.small.accounts)} accounts against ${thousands(first.large.accounts)}, ${opts.keysPerAccount} keys per account, seeded by bench/seed.ts; ${first.rotated} keys rotated on each (one per account, spread over the whole id range)`,
+    );
+    lines.push('');
+    const rows: string[][] = [];
+    for (const r of scale) {
+      rows.push(sideRow('scale', r.backend, r.a));
+      rows.push(sideRow('', '', r.b));
+      rows.push(ratioRow(r.ratio, `ratio ${countName(r.large.accounts)}/${countName(r.small.accounts)}`));
+    }
+    lines.push(...grid(HEADER, rows));
+    lines.push('');
+    for (const r of scale) {
       lines.push(
-        `  postgres / sqlite (their ratios divided): req/s ${times(postgres.ratio.rps / sqlite.ratio.rps)}, p50 ${times(postgres.ratio.p50 / sqlite.ratio.p50)}, p99 ${times(postgres.ratio.p99 / sqlite.ratio.p99)}`,
+        `  ${r.backend}: seeded ${thousands(r.small.accounts)} accounts + ${thousands(r.small.keys)} keys in ${r.small.seedSeconds.toFixed(1)} s, ${thousands(r.large.accounts)} accounts + ${thousands(r.large.keys)} keys in ${r.large.seedSeconds.toFixed(1)} s`,
       );
+      for (const n of r.notes) if (n.level === 'info') lines.push(`  ${r.backend}: ${n.text}`);
+    }
   }
   return lines.join('\n');
 }
+
+const HEADER = [
+  'scenario',
+  'backend',
+  'side',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'non-2xx',
+  'errors',
+  'peak RSS MiB',
+  'busiest key/s',
+  'req/s by round',
+];
+const RIGHT = new Set([3, 4, 5, 6, 7, 8, 9]);
+
+function grid(header: string[], rows: string[][]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  const render = (row: string[]) =>
+    header
+      .map((_, i) => {
+        const cell = row[i] ?? '';
+        return RIGHT.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
+      })
+      .join('  ')
+      .trimEnd();
+  return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(render)];
+}
+
+function ratioRow(ratio: Ratio, name = 'ratio'): string[] {
+  return [
+    '',
+    '',
+    name,
+    times(ratio.rps),
+    times(ratio.p50),
+    times(ratio.p99),
+    '',
+    '',
+    '',
+    '',
+    ratio.rpsByRound.map(times).join(' '),
+  ];
+}
+
+export const countName = (n: number) =>
+  n >= 1_000_000 && n % 1_000_000 === 0
+    ? `${n / 1_000_000}M`
+    : n >= 1000 && n % 1000 === 0
+      ? `${n / 1000}k`
+      : String(n);
 
 function databaseLine(backend: Backend, info: RunInfo): string {
   if (backend === 'sqlite')
     return `sqlite: a scratch database file in ${tmpdir()} (journal WAL, synchronous FULL)`;
   const pg = info.postgres;
   if (!pg) return 'postgres: ?';
-  return `postgres: PostgreSQL ${pg.version} at ${pg.url}${pg.local ? ' (on this machine: it shares the cores)' : ''}, scratch schema ${pg.schema}, pool ${pg.poolSize} connections, synchronous_commit ${pg.synchronousCommit}`;
+  return `postgres: PostgreSQL ${pg.version} at ${pg.url}${pg.local ? ' (on this machine: it shares the cores)' : ''}, scratch schema${pg.schema ? ` ${pg.schema}` : 's'}, pool ${pg.poolSize} connections, synchronous_commit ${pg.synchronousCommit}`;
 }
 
 function sideRow(title: string, backend: string, s: SideResult): string[] {
+  const limiter = s.perKey.limiterMaxCount === null ? '' : ` (${s.perKey.limiterMaxCount}/${s.perKey.limit})`;
   return [
     title,
     backend,
@@ -189,6 +265,8 @@ function sideRow(title: string, backend: string, s: SideResult): string[] {
     s.p99.toFixed(2),
     String(s.non2xx),
     String(s.errors),
+    s.memory.peakMib === null ? '?' : s.memory.peakMib.toFixed(1),
+    `${s.perKey.maxPerSecond}${limiter}`,
     s.rounds.map((r) => thousands(r.rps)).join(' '),
   ];
 }
@@ -201,18 +279,30 @@ export function loudly(list: readonly string[], heading = 'WARNING: the figures 
   return [bar, `!! ${heading}`, ...list.map((w) => `!!   ${w}`), bar].join('\n');
 }
 
-export function json(info: RunInfo, results: readonly ScenarioResult[]) {
+export function json(info: RunInfo, results: readonly ScenarioResult[], scale: readonly ScaleResult[] = []) {
   const { machine: m, opts } = info;
   const round3 = (x: number | null | undefined) =>
     x !== null && x !== undefined && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null;
+  const perKey = (p: SideResult['perKey']) => ({
+    rotated: p.slots,
+    busiest_per_second: p.maxPerSecond,
+    rate_limit_per_second: p.limit,
+    limiter_highest_count: p.limiterMaxCount,
+  });
   const side = (s: SideResult) => ({
     name: s.name,
     rps: round3(s.rps),
     p50_ms: round3(s.p50),
     p99_ms: round3(s.p99),
     non_2xx: s.non2xx,
+    rate_limited_429: s.rateLimited,
     errors: s.errors,
     timeouts: s.timeouts,
+    peak_rss_mib: s.memory.peakMib,
+    peak_rss_source: s.memory.source,
+    peak_rss_sampled_mib: s.memory.sampledMib,
+    peak_rss_since_start_mib: s.memory.lifetimeMib,
+    per_key: perKey(s.perKey),
     rounds: s.rounds.map((r) => ({
       rps: round3(r.rps),
       p50_ms: round3(r.p50),
@@ -222,6 +312,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[]) {
       status_codes: r.statusCodes,
       errors: r.errors,
       seconds: r.seconds,
+      per_key: perKey(r.perKey),
       cpu_cores: r.cpu
         ? {
             server: round3(r.cpu.server),
@@ -232,8 +323,15 @@ export function json(info: RunInfo, results: readonly ScenarioResult[]) {
         : null,
     })),
   });
+  const ratio = (r: Ratio) => ({
+    rps: round3(r.rps),
+    p50: round3(r.p50),
+    p99: round3(r.p99),
+    rps_by_round: r.rpsByRound.map(round3),
+  });
   return {
     generated_at: new Date().toISOString(),
+    commit: info.commit,
     machine: { ...m, loadavg_1m_at_end: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
     options: { ...opts, postgresUrl: redactUrl(opts.postgresUrl) },
     method: METHOD,
@@ -246,15 +344,20 @@ export function json(info: RunInfo, results: readonly ScenarioResult[]) {
       description: r.description,
       baseline: side(r.baseline),
       toolgate: side(r.toolgate),
-      ratio: {
-        rps: round3(r.ratio.rps),
-        p50: round3(r.ratio.p50),
-        p99: round3(r.ratio.p99),
-        rps_by_round: r.ratio.rpsByRound.map(round3),
-      },
+      ratio: ratio(r.ratio),
       notes: r.notes,
     })),
-    warnings: warnings(results),
-    notices: notices(info, results),
+    scale: scale.map((r) => ({
+      backend: r.backend,
+      keys_rotated: r.rotated,
+      small: { accounts: r.small.accounts, keys: r.small.keys, seed_seconds: round3(r.small.seedSeconds) },
+      large: { accounts: r.large.accounts, keys: r.large.keys, seed_seconds: round3(r.large.seedSeconds) },
+      small_side: side(r.a),
+      large_side: side(r.b),
+      ratio_large_to_small: ratio(r.ratio),
+      notes: r.notes,
+    })),
+    warnings: warnings(results, scale),
+    notices: notices(info, results, scale),
   };
 }

@@ -1,13 +1,16 @@
 /**
- * @module The shared runner. For one scenario: check that toolgate and the baseline answer its first
- * request, warm both up, then measure them in alternating rounds in ABBA order (baseline, toolgate,
- * toolgate, baseline, ...) so drift and noise land on both sides. Each figure of a side is the median
- * over its rounds, taken metric by metric; ratios are toolgate / baseline of those medians.
+ * @module The shared runner. Two sides (the baseline and toolgate, or toolgate on a small and on a
+ * large database) are warmed up, then measured in alternating rounds in ABBA order (A, B, B, A, ...)
+ * so drift and noise land on both. Each figure of a side is the median over its rounds, taken metric
+ * by metric; ratios are B / A of those medians. For one scenario, runScenario first checks that both
+ * sides answer its first request (and that toolgate's answer is right).
  */
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
 import { cpuSeconds, machineBusySeconds, ownCpuSeconds } from './cpu.js';
-import { type LoadRequest, runLoad, type Sample } from './load.js';
+import { type LoadRequest, type PerKeyRate, runLoad, type Sample } from './load.js';
+import { type PeakMemory, PeakWatch } from './memory.js';
+import type { PgMonitor } from './postgres.js';
 import { median } from './stats.js';
 import type { Target } from './targets.js';
 
@@ -21,8 +24,23 @@ export interface SideResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** 429 answers over the warm-up and the measured rounds: the per-key rate limiter was hit. */
+  rateLimited: number;
+  /** The busiest key over the warm-up and the rounds (see PerKeyRate). */
+  perKey: PerKeyRate;
+  /** Peak RSS of the side's server process from its warm-up to its last round. */
+  memory: PeakMemory;
   rounds: Sample[];
   warmup: Sample | null;
+}
+
+export interface Ratio {
+  /** B / A: below 1 for req/s means B serves fewer, above 1 for latency means B is slower. */
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Round i of each side ran back to back: these pairs show how much the noise moves the ratio. */
+  rpsByRound: number[];
 }
 
 export interface ScenarioResult {
@@ -33,30 +51,43 @@ export interface ScenarioResult {
   description: string;
   baseline: SideResult;
   toolgate: SideResult;
-  /** toolgate / baseline: below 1 for req/s means slower, above 1 for latency means slower. */
-  ratio: { rps: number; p50: number; p99: number; rpsByRound: number[] };
+  /** toolgate / baseline. */
+  ratio: Ratio;
   notes: Note[];
 }
 
-type Side = 'baseline' | 'toolgate';
+/** One side of an alternation: a server, the requests it gets, and what watches its database. */
+export interface Side {
+  name: string;
+  target: Target;
+  requests: readonly LoadRequest[];
+  /** Watches toolgate's PostgreSQL connections during this side's measured rounds. */
+  monitor?: PgMonitor | undefined;
+}
 
-export async function runScenario(
-  scenario: Scenario,
-  f: Fixture,
-  opts: BenchOptions,
+export interface Alternation {
+  a: SideResult;
+  b: SideResult;
+  ratio: Ratio;
+  /** The CPU line for the report (cores per process, median of rounds). */
+  cpu: string;
+}
+
+/**
+ * Warm-up of each side, then `opts.rounds` rounds of each in ABBA order, `opts.duration` seconds
+ * each, `opts.connections` connections; peak RSS of both servers over the whole alternation.
+ */
+export async function alternate(
+  a: Side,
+  b: Side,
+  opts: Pick<BenchOptions, 'connections' | 'duration' | 'rounds' | 'warmup'>,
   progress: (line: string) => void,
-): Promise<ScenarioResult> {
-  const requests = scenario.requests(f);
-  const targets: Record<Side, Target> = { baseline: f.baseline, toolgate: f.toolgate };
-  await verify(scenario, f, requests[0]!);
-  const notes: Note[] = [];
-  const logLinesBefore = f.toolgate.child.lines();
+): Promise<Alternation> {
   const load = { connections: opts.connections };
-
-  const monitor = f.toolgate.monitor;
+  const width = Math.max(a.name.length, b.name.length, 9);
   const once = async (side: Side, seconds: number, label: string, measured = true): Promise<Sample> => {
-    const child = targets[side].child;
-    const watch = measured && side === 'toolgate' ? monitor : undefined;
+    const child = side.target.child;
+    const watch = measured ? side.monitor : undefined;
     await watch?.start();
     const before = {
       server: cpuSeconds(child.process.pid),
@@ -64,7 +95,7 @@ export async function runScenario(
       machine: machineBusySeconds(),
       at: performance.now(),
     };
-    const sample = await runLoad(targets[side].url, requests, { ...load, duration: seconds });
+    const sample = await runLoad(side.target.url, side.requests, { ...load, duration: seconds });
     const server = cpuSeconds(child.process.pid);
     const loadgen = ownCpuSeconds() - before.loadgen;
     const busy = machineBusySeconds();
@@ -85,30 +116,66 @@ export async function runScenario(
       database: cores(database),
       others: cores(others),
     };
-    progress(`  ${label.padEnd(20)} ${side.padEnd(9)} ${describe(sample)}`);
+    progress(`  ${label.padEnd(12)} ${side.name.padEnd(width)} ${describe(sample)}`);
     // Let connections close and the server settle before the other side's turn.
     await new Promise((r) => setTimeout(r, 300));
     return sample;
   };
 
-  const warmup: Record<Side, Sample | null> = { baseline: null, toolgate: null };
+  const memory = new PeakWatch([a.target.child.process.pid, b.target.child.process.pid]);
+  memory.start();
+  const warmup: [Sample | null, Sample | null] = [null, null];
   if (opts.warmup > 0) {
-    warmup.baseline = await once('baseline', opts.warmup, 'warm-up', false);
-    warmup.toolgate = await once('toolgate', opts.warmup, 'warm-up', false);
+    warmup[0] = await once(a, opts.warmup, 'warm-up', false);
+    warmup[1] = await once(b, opts.warmup, 'warm-up', false);
   }
-  const rounds: Record<Side, Sample[]> = { baseline: [], toolgate: [] };
+  const rounds: [Sample[], Sample[]] = [[], []];
   for (let i = 0; i < opts.rounds; i++) {
-    const order: Side[] = i % 2 === 0 ? ['baseline', 'toolgate'] : ['toolgate', 'baseline'];
-    for (const side of order)
-      rounds[side].push(await once(side, opts.duration, `round ${i + 1}/${opts.rounds}`));
+    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    for (const s of order)
+      rounds[s]!.push(await once(s === 0 ? a : b, opts.duration, `round ${i + 1}/${opts.rounds}`));
   }
+  const [memA, memB] = memory.stop() as [PeakMemory, PeakMemory];
+  const sideA = summarise(a.name, rounds[0], warmup[0], memA);
+  const sideB = summarise(b.name, rounds[1], warmup[1], memB);
+  return {
+    a: sideA,
+    b: sideB,
+    ratio: {
+      rps: sideB.rps / sideA.rps,
+      p50: sideB.p50 / sideA.p50,
+      p99: sideB.p99 / sideA.p99,
+      rpsByRound: sideB.rounds.map((t, i) => t.rps / sideA.rounds[i]!.rps),
+    },
+    cpu: cpuLine(sideA, sideB, a.monitor !== undefined, b.monitor !== undefined),
+  };
+}
 
-  for (const side of ['baseline', 'toolgate'] as const) {
-    const w = warmup[side];
+export async function runScenario(
+  scenario: Scenario,
+  f: Fixture,
+  opts: BenchOptions,
+  progress: (line: string) => void,
+): Promise<ScenarioResult> {
+  const requests = scenario.requests(f);
+  await verify(scenario, f, requests[0]!);
+  const notes: Note[] = [];
+  const logLinesBefore = f.toolgate.child.lines();
+
+  const run = await alternate(
+    { name: 'baseline', target: f.baseline, requests },
+    { name: f.toolgate.name, target: f.toolgate, requests, monitor: f.toolgate.monitor },
+    opts,
+    progress,
+  );
+  const { a: baseline, b: toolgate } = run;
+
+  for (const side of [baseline, toolgate]) {
+    const w = side.warmup;
     if (w && (w.non2xx > 0 || w.errors > 0))
       notes.push({
         level: 'warning',
-        text: `${side} warm-up: ${w.non2xx} non-2xx ${JSON.stringify(w.statusCodes)}, ${w.errors} errors`,
+        text: `${side.name} warm-up: ${w.non2xx} non-2xx ${JSON.stringify(w.statusCodes)}, ${w.errors} errors`,
       });
   }
   const logLines = f.toolgate.child.lines() - logLinesBefore;
@@ -120,7 +187,7 @@ export async function runScenario(
     });
   }
   if (scenario.afterwards) {
-    const all = [...rounds.toolgate, ...(warmup.toolgate ? [warmup.toolgate] : [])];
+    const all = [...toolgate.rounds, ...(toolgate.warmup ? [toolgate.warmup] : [])];
     notes.push(
       ...(await scenario.afterwards(f, {
         ok: 1 + all.reduce((n, s) => n + s.ok, 0),
@@ -129,13 +196,12 @@ export async function runScenario(
       })),
     );
   }
-
-  notes.push({ level: 'info', text: cpuLine(rounds, f.toolgate.backend) });
-  const activity = monitor?.take();
+  notes.push(...rateNotes(baseline, toolgate, scenario.rotates));
+  notes.push({ level: 'info', text: run.cpu });
+  notes.push({ level: 'info', text: memoryLine([baseline, toolgate]) });
+  const activity = f.toolgate.monitor?.take();
   if (activity) notes.push({ level: 'info', text: activity });
 
-  const baseline = summarise('baseline', rounds.baseline, warmup.baseline);
-  const toolgate = summarise(f.toolgate.name, rounds.toolgate, warmup.toolgate);
   return {
     id: scenario.id,
     backend: f.toolgate.backend,
@@ -143,19 +209,59 @@ export async function runScenario(
     description: scenario.description,
     baseline,
     toolgate,
-    ratio: {
-      rps: toolgate.rps / baseline.rps,
-      p50: toolgate.p50 / baseline.p50,
-      p99: toolgate.p99 / baseline.p99,
-      // Round i of each side ran back to back: these pairs show how much the noise moves the ratio.
-      rpsByRound: toolgate.rounds.map((t, i) => t.rps / baseline.rounds[i]!.rps),
-    },
+    ratio: run.ratio,
     notes,
   };
 }
 
-function summarise(name: string, rounds: Sample[], warmup: Sample | null): SideResult {
+/** Share of the per-key limit above which the busiest key is too close to it for comfort. */
+export const NEAR_LIMIT = 0.8;
+
+/**
+ * The per-key rate limiter must be in play but never refuse: a 429 is a loud warning (the figures
+ * are not toolgate's get_account any more), and so is a busiest key near the limit.
+ */
+export function rateNotes(reference: SideResult, subject: SideResult, rotated: string): Note[] {
+  const notes: Note[] = [];
+  for (const side of [reference, subject]) {
+    if (side.rateLimited > 0)
+      notes.push({
+        level: 'warning',
+        text: `RATE LIMITED: ${side.name} answered ${side.rateLimited} requests with 429: the per-key rate limiter was hit (busiest key ${side.perKey.maxPerSecond}/s); rotate over more keys (--accounts)`,
+      });
+  }
+  const { limit, limiterMaxCount } = subject.perKey;
+  const busiest = Math.max(subject.perKey.maxPerSecond, limiterMaxCount ?? 0);
+  if (limit !== null && busiest >= NEAR_LIMIT * limit && subject.rateLimited === 0)
+    notes.push({
+      level: 'warning',
+      text: `${subject.name}'s busiest key reached ${busiest} requests in one second, within ${Math.round((1 - NEAR_LIMIT) * 100)}% of the per-key limit ${limit}/s; rotate over more keys (--accounts)`,
+    });
+  const mean = (s: SideResult) => (s.perKey.slots > 0 ? s.rps / s.perKey.slots : 0).toFixed(1);
+  const limiter =
+    limit === null
+      ? 'no per-key limit on this route'
+      : `per-key limit ${limit}/s (toolgate's default), its limiter's highest count in one second ${limiterMaxCount ?? '?'}, 429 answers ${subject.rateLimited}`;
+  notes.push({
+    level: 'info',
+    text: `rate per ${rotated}: ${subject.perKey.slots} rotated; busiest in one second (load generator's count): ${reference.name} ${reference.perKey.maxPerSecond}, ${subject.name} ${subject.perKey.maxPerSecond} (mean ${mean(reference)} and ${mean(subject)}/s); ${limiter}`,
+  });
+  return notes;
+}
+
+export function memoryLine(sides: readonly SideResult[]): string {
+  const one = (s: SideResult) => {
+    const m = s.memory;
+    if (m.peakMib === null) return `${s.name} ?`;
+    return `${s.name} ${m.peakMib} MiB (${m.source}; since start ${m.lifetimeMib ?? '?'} MiB)`;
+  };
+  return `peak RSS over the warm-up and rounds: ${sides.map(one).join(', ')}`;
+}
+
+function summarise(name: string, rounds: Sample[], warmup: Sample | null, memory: PeakMemory): SideResult {
   const sum = (pick: (s: Sample) => number) => rounds.reduce((n, s) => n + pick(s), 0);
+  const all = warmup ? [warmup, ...rounds] : rounds;
+  const limiterCounts = all.map((s) => s.perKey.limiterMaxCount).filter((n): n is number => n !== null);
   return {
     name,
     rps: median(rounds.map((s) => s.rps)),
@@ -164,21 +270,30 @@ function summarise(name: string, rounds: Sample[], warmup: Sample | null): SideR
     non2xx: sum((s) => s.non2xx),
     errors: sum((s) => s.errors),
     timeouts: sum((s) => s.timeouts),
+    rateLimited: all.reduce((n, s) => n + (s.statusCodes['429'] ?? 0), 0),
+    perKey: {
+      slots: Math.max(0, ...all.map((s) => s.perKey.slots)),
+      maxPerSecond: Math.max(0, ...all.map((s) => s.perKey.maxPerSecond)),
+      limit: all.find((s) => s.perKey.limit !== null)?.perKey.limit ?? null,
+      limiterMaxCount: limiterCounts.length > 0 ? Math.max(...limiterCounts) : null,
+    },
+    memory,
     rounds,
     warmup,
   };
 }
 
 /** Cores each process used during the measured rounds (median over rounds), side by side. */
-function cpuLine(rounds: Record<Side, Sample[]>, backend: Backend): string {
+function cpuLine(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): string {
   const med = (list: Sample[], pick: (c: NonNullable<Sample['cpu']>) => number | null) => {
     const values = list.map((s) => (s.cpu ? pick(s.cpu) : null)).filter((v): v is number => v !== null);
     return values.length === list.length && values.length > 0 ? median(values).toFixed(2) : '?';
   };
-  const b = rounds.baseline;
-  const t = rounds.toolgate;
-  const db = backend === 'postgres' ? `, postgres backends ${med(t, (c) => c.database)}` : '';
-  return `CPU in cores (median of rounds): baseline ${med(b, (c) => c.server)} + load generator ${med(b, (c) => c.loadgen)} (rest of the machine ${med(b, (c) => c.others)}); toolgate ${med(t, (c) => c.server)}${db} + load generator ${med(t, (c) => c.loadgen)} (rest of the machine ${med(t, (c) => c.others)})`;
+  const one = (s: SideResult, postgres: boolean) => {
+    const db = postgres ? `, postgres backends ${med(s.rounds, (c) => c.database)}` : '';
+    return `${s.name} ${med(s.rounds, (c) => c.server)}${db} + load generator ${med(s.rounds, (c) => c.loadgen)} (rest of the machine ${med(s.rounds, (c) => c.others)})`;
+  };
+  return `CPU in cores (median of rounds): ${one(a, aDb)}; ${one(b, bDb)}`;
 }
 
 function describe(s: Sample): string {
@@ -186,7 +301,8 @@ function describe(s: Sample): string {
     s.non2xx > 0 || s.errors > 0
       ? `  !! non-2xx ${s.non2xx} ${JSON.stringify(s.statusCodes)}, errors ${s.errors}`
       : '';
-  return `${Math.round(s.rps).toString().padStart(7)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms${bad}`;
+  const limiter = s.perKey.limiterMaxCount === null ? '' : ` (limiter ${s.perKey.limiterMaxCount})`;
+  return `${Math.round(s.rps).toString().padStart(7)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  busiest key ${s.perKey.maxPerSecond}/s${limiter}${bad}`;
 }
 
 /** The first request, sent once to each side: 2xx from both, and the scenario's check on toolgate's body. */

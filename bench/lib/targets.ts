@@ -23,6 +23,16 @@ export interface ToolgateTarget extends Target {
   monitor?: PgMonitor;
 }
 
+let toolgateNodeArgs: string[] = [];
+
+/**
+ * `--cpu-prof <dir>`: every toolgate process started from now on writes a V8 CPU profile into `dir`
+ * when it stops (`node --cpu-prof`), named after its backend and the time.
+ */
+export function profileToolgateInto(dir: string): void {
+  toolgateNodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 /** bench/baseline-server.ts, compiled beside this module's directory. */
 export async function startBaseline(): Promise<Target> {
   const script = join(import.meta.dirname, '..', 'baseline-server.js');
@@ -31,8 +41,18 @@ export async function startBaseline(): Promise<Target> {
   return { name: 'baseline', url: m[1]!, child };
 }
 
-/** toolgate on a scratch SQLite database in a temp dir. */
-export async function startToolgateSqlite(): Promise<ToolgateTarget> {
+/**
+ * toolgate on SQLite: a scratch database in a temp dir, or `file` (already seeded, with `keySecret`
+ * the secret its keys were digested under).
+ */
+export async function startToolgateSqlite(
+  existing: { file: string; keySecret: string } | null = null,
+): Promise<ToolgateTarget> {
+  if (existing)
+    return startToolgate('sqlite', {
+      TOOLGATE_DATABASE_URL: `sqlite:${existing.file}`,
+      TOOLGATE_KEY_SECRET: existing.keySecret,
+    });
   const dir = tempDir('toolgate-bench-');
   return startToolgate('sqlite', { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` });
 }
@@ -42,6 +62,8 @@ export interface PostgresSetup {
   poolSize: number;
   /** From probe(): whether the backends' CPU time can be read on this machine. */
   local: boolean;
+  /** An existing scratch schema (already seeded) and the secret its keys were digested under. */
+  existing?: { schema: string; keySecret: string };
 }
 
 /**
@@ -51,14 +73,14 @@ export interface PostgresSetup {
 export async function startToolgatePostgres(
   pg: PostgresSetup,
 ): Promise<ToolgateTarget & { schema: string; applicationName: string }> {
-  const schema = await createScratchSchema(pg.url);
+  const schema = pg.existing?.schema ?? (await createScratchSchema(pg.url));
   const applicationName = `toolgate_${schema}`;
   const target = await startToolgate('postgres', {
     TOOLGATE_DATABASE_URL: withApplicationName(pg.url, applicationName),
     TOOLGATE_DATABASE_SCHEMA: schema,
     TOOLGATE_DATABASE_POOL_SIZE: String(pg.poolSize),
     // Required off SQLite; any 32+ characters, this run's own.
-    TOOLGATE_KEY_SECRET: randomBytes(32).toString('hex'),
+    TOOLGATE_KEY_SECRET: pg.existing?.keySecret ?? randomBytes(32).toString('hex'),
   });
   const monitor = await PgMonitor.open(pg.url, applicationName, pg.local);
   return { ...target, monitor, schema, applicationName };
@@ -78,16 +100,25 @@ async function startToolgate(backend: Backend, env: Record<string, string>): Pro
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const child = spawnNode(`toolgate (${backend})`, main, {
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TOOLGATE_ADMIN_TOKEN: adminToken,
-      // The per-key limiter stays in the pipeline (its cost is measured) but never refuses.
-      TOOLGATE_RATE_LIMIT: '999999999',
-      ...env,
-    });
+    const profile =
+      toolgateNodeArgs.length > 0
+        ? [...toolgateNodeArgs, `--cpu-prof-name=toolgate-${backend}-${Date.now()}-${process.pid}.cpuprofile`]
+        : [];
+    const child = spawnNode(
+      `toolgate (${backend})`,
+      main,
+      {
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        TOOLGATE_ADMIN_TOKEN: adminToken,
+        // TOOLGATE_RATE_LIMIT is not set: toolgate's default per-key limit (100/s) is in play, and the
+        // bench rotates over enough keys that it never refuses (lib/load.ts counts the busiest key).
+        ...env,
+      },
+      profile,
+    );
     try {
       await waitUntil(child, async () => {
         const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });

@@ -11,6 +11,7 @@ export const consumption: Scenario = {
   id: 'consumption',
   title: 'consumption (HTTP)',
   description: `POST /admin/v1/accounts/{id}/usage ${BODY}, rotating over every seeded account`,
+  rotates: 'account',
   requests: (f) =>
     f.accounts.map((a) => ({
       method: 'POST',

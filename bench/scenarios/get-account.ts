@@ -5,6 +5,7 @@ export const getAccount: Scenario = {
   id: 'get_account',
   title: 'get_account',
   description: 'POST /api/v1/tools/get_account, {} with a bearer API key, rotating over every seeded key',
+  rotates: 'key',
   requests: (f) =>
     f.accounts.map((a) => ({
       method: 'POST',

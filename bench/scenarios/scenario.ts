@@ -34,6 +34,8 @@ export interface Scenario {
   title: string;
   /** One line: what toolgate is asked. */
   description: string;
+  /** What the requests rotate over, for the per-key rate line: 'key' or 'account'. */
+  rotates: string;
   /**
    * The requests, one per seeded account (or key); each connection cycles through them. The baseline
    * gets the same requests: its one route answers any POST path.
