@@ -89,3 +89,23 @@ export async function accountWithKey(
   if (!key.ok) throw new Error(key.error.message);
   return { accountId: account.value.id, keyId: key.value.id, key: key.value.key };
 }
+
+/** An account on a plan of its own with these enrich limits (search limits of 1); returns its id. */
+export async function accountOnPlan(
+  services: Services,
+  enrich: { records5h: number; records1w: number; requests5h: number },
+): Promise<string> {
+  const id = `plan_${Math.random().toString(36).slice(2, 10)}`;
+  const limits = {
+    enrich: {
+      records: { '5h': enrich.records5h, '1w': enrich.records1w },
+      requests: { '5h': enrich.requests5h },
+    },
+    search: { records: { '5h': 1, '1w': 1 }, requests: { '5h': 1 } },
+  };
+  const plan = await services.plans.put(id, { limits });
+  if (!plan.ok) throw new Error(plan.error.message);
+  const account = await services.accounts.create({ name: id, plan: id });
+  if (!account.ok) throw new Error(account.error.message);
+  return account.value.id;
+}

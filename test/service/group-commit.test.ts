@@ -1,19 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Harness, scratchServices } from '../helpers.js';
+import { accountOnPlan, type Harness, scratchServices } from '../helpers.js';
 
 describe('consumptions committed together (one transaction, one fsync)', () => {
   let h: Harness;
   let accountId: string;
   beforeEach(async () => {
     h = await scratchServices();
-    const limits = {
-      enrich: { records: { '5h': 100, '1w': 1000 }, requests: { '5h': 1000 } },
-      search: { records: { '5h': 1, '1w': 1 }, requests: { '5h': 1 } },
-    };
-    expect((await h.services.plans.put('hundred', { limits })).ok).toBe(true);
-    const account = await h.services.accounts.create({ name: 'batch', plan: 'hundred' });
-    if (!account.ok) throw new Error(account.error.message);
-    accountId = account.value.id;
+    accountId = await accountOnPlan(h.services, { records5h: 100, records1w: 1000, requests5h: 1000 });
   });
   afterEach(async () => h.close());
 

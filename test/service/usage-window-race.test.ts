@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isoSeconds } from '../../src/domain/clock.js';
-import { type Harness, scratchServices, T0 } from '../helpers.js';
+import { accountOnPlan, type Harness, scratchServices, T0 } from '../helpers.js';
 
 const END = Math.floor(T0 / 1000) + 18_000;
 
@@ -9,14 +9,7 @@ describe('a 5h window ending while consumptions race it (fixed clock)', () => {
   let accountId: string;
   beforeEach(async () => {
     h = await scratchServices();
-    const limits = {
-      enrich: { records: { '5h': 1000, '1w': 100_000 }, requests: { '5h': 100 } },
-      search: { records: { '5h': 1, '1w': 1 }, requests: { '5h': 1 } },
-    };
-    expect((await h.services.plans.put('hundred', { limits })).ok).toBe(true);
-    const account = await h.services.accounts.create({ name: 'race', plan: 'hundred' });
-    if (!account.ok) throw new Error(account.error.message);
-    accountId = account.value.id;
+    accountId = await accountOnPlan(h.services, { records5h: 1000, records1w: 100_000, requests5h: 100 });
   });
   afterEach(async () => h.close());
 
