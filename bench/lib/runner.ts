@@ -69,8 +69,8 @@ export interface Alternation {
   a: SideResult;
   b: SideResult;
   ratio: Ratio;
-  /** The CPU line for the report (cores per process, median of rounds). */
-  cpu: string;
+  /** The CPU lines for the report (cores per process, and CPU time per request; medians of rounds). */
+  cpu: string[];
 }
 
 /**
@@ -147,7 +147,7 @@ export async function alternate(
       p99: sideB.p99 / sideA.p99,
       rpsByRound: sideB.rounds.map((t, i) => t.rps / sideA.rounds[i]!.rps),
     },
-    cpu: cpuLine(sideA, sideB, a.monitor !== undefined, b.monitor !== undefined),
+    cpu: cpuLines(sideA, sideB, a.monitor !== undefined, b.monitor !== undefined),
   };
 }
 
@@ -197,7 +197,7 @@ export async function runScenario(
     );
   }
   notes.push(...rateNotes(baseline, toolgate, scenario.rotates));
-  notes.push({ level: 'info', text: run.cpu });
+  notes.push(...run.cpu.map((text): Note => ({ level: 'info', text })));
   notes.push({ level: 'info', text: memoryLine([baseline, toolgate]) });
   const activity = f.toolgate.monitor?.take();
   if (activity) notes.push({ level: 'info', text: activity });
@@ -283,17 +283,37 @@ function summarise(name: string, rounds: Sample[], warmup: Sample | null, memory
   };
 }
 
-/** Cores each process used during the measured rounds (median over rounds), side by side. */
-function cpuLine(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): string {
-  const med = (list: Sample[], pick: (c: NonNullable<Sample['cpu']>) => number | null) => {
-    const values = list.map((s) => (s.cpu ? pick(s.cpu) : null)).filter((v): v is number => v !== null);
-    return values.length === list.length && values.length > 0 ? median(values).toFixed(2) : '?';
+/**
+ * Cores each process used during the measured rounds (median over rounds), side by side; and the same
+ * as CPU time per request, which is what decides a ratio on a machine whose cores are all busy: the
+ * load generator shares them with the server, so its cost per request is paid on both sides.
+ */
+function cpuLines(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): string[] {
+  const med = (list: Sample[], pick: (s: Sample, c: NonNullable<Sample['cpu']>) => number | null) => {
+    const values = list.map((s) => (s.cpu ? pick(s, s.cpu) : null)).filter((v): v is number => v !== null);
+    return values.length === list.length && values.length > 0 ? median(values) : null;
+  };
+  const cores = (list: Sample[], pick: (c: NonNullable<Sample['cpu']>) => number | null) =>
+    med(list, (_s, c) => pick(c))?.toFixed(2) ?? '?';
+  const perRequest = (list: Sample[], pick: (c: NonNullable<Sample['cpu']>) => number | null) => {
+    const us = med(list, (s, c) => {
+      const v = pick(c);
+      return v === null || s.rps <= 0 ? null : (v / s.rps) * 1e6;
+    });
+    return us === null ? '?' : us.toFixed(0);
   };
   const one = (s: SideResult, postgres: boolean) => {
-    const db = postgres ? `, postgres backends ${med(s.rounds, (c) => c.database)}` : '';
-    return `${s.name} ${med(s.rounds, (c) => c.server)}${db} + load generator ${med(s.rounds, (c) => c.loadgen)} (rest of the machine ${med(s.rounds, (c) => c.others)})`;
+    const db = postgres ? `, postgres backends ${cores(s.rounds, (c) => c.database)}` : '';
+    return `${s.name} ${cores(s.rounds, (c) => c.server)}${db} + load generator ${cores(s.rounds, (c) => c.loadgen)} (rest of the machine ${cores(s.rounds, (c) => c.others)})`;
   };
-  return `CPU in cores (median of rounds): ${one(a, aDb)}; ${one(b, bDb)}`;
+  const oneUs = (s: SideResult, postgres: boolean) => {
+    const db = postgres ? ` + postgres backends ${perRequest(s.rounds, (c) => c.database)}` : '';
+    return `${s.name} ${perRequest(s.rounds, (c) => c.server)}${db} + load generator ${perRequest(s.rounds, (c) => c.loadgen)}`;
+  };
+  return [
+    `CPU in cores (median of rounds): ${one(a, aDb)}; ${one(b, bDb)}`,
+    `CPU per request in microseconds (median of rounds): ${oneUs(a, aDb)}; ${oneUs(b, bDb)}`,
+  ];
 }
 
 function describe(s: Sample): string {

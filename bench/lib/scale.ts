@@ -120,7 +120,7 @@ export async function runScale(
         });
     }
     notes.push(...rateNotes(run.a, run.b, 'key'));
-    notes.push({ level: 'info', text: run.cpu });
+    notes.push(...run.cpu.map((text): Note => ({ level: 'info', text })));
     notes.push({ level: 'info', text: memoryLine([run.a, run.b]) });
     for (let i = 0; i < 2; i++) {
       const activity = targets[i]!.monitor?.take();
