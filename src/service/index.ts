@@ -1,5 +1,6 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
+import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
@@ -11,6 +12,8 @@ import { UserService } from './users.js';
 import { getAccountResponse } from './views.js';
 
 export type { ServiceDeps } from './context.js';
+
+const rendered = new WeakMap<AccountSnapshot, { second: number; json: string }>();
 
 export class Services {
   readonly plans: PlanService;
@@ -37,6 +40,22 @@ export class Services {
    */
   as(actor: string): Services {
     return new Services({ ...this.deps, actor });
+  }
+
+  /**
+   * The `get_account` answer, as JSON. It depends only on the snapshot and the current second,
+   * and the store hands out a new snapshot object after any change: so it is rendered at most
+   * once per snapshot per second.
+   */
+  async accountViewJson(accountId: string): Promise<string | undefined> {
+    const snapshot = await this.deps.store.getSnapshot(accountId);
+    if (!snapshot) return undefined;
+    const t = now(this.deps);
+    const hit = rendered.get(snapshot);
+    if (hit?.second === t) return hit.json;
+    const json = JSON.stringify(getAccountResponse(snapshot, t));
+    rendered.set(snapshot, { second: t, json });
+    return json;
   }
 
   /** The `get_account` answer for an account; reads only. */

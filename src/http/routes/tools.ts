@@ -10,7 +10,7 @@ import { ApiError } from '../errors.js';
 import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema } from '../schemas.js';
 import { responseSchema, runTool } from '../tools/pipeline.js';
-import type { Tool } from '../tools/tool.js';
+import { RawJson, type Tool } from '../tools/tool.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,13 +54,17 @@ export async function toolRoutes(
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       onRequest: authenticate,
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const auth = request.auth!;
-        return runTool(
+        const out = await runTool(
           tool,
           { accountId: auth.accountId, keyId: auth.keyId, services, log: request.log },
           request.body,
         );
+        if (!(out instanceof RawJson)) return out;
+        // Already serialised: Fastify sends a JSON string as it is.
+        reply.type('application/json; charset=utf-8');
+        return out.json;
       },
     });
   }

@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
 import { AccountRecordSchema, FairUseMetadataSchema } from '../schemas.js';
-import type { PlainTool } from './tool.js';
+import { type PlainTool, RawJson } from './tool.js';
 
 export const getAccount: PlainTool = {
   name: 'get_account',
@@ -18,9 +18,9 @@ export const getAccount: PlainTool = {
     metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
   }),
   async run(ctx) {
-    const view = await ctx.services.accountView(ctx.accountId);
+    const json = await ctx.services.accountViewJson(ctx.accountId);
     // The key authenticated a moment ago; an account that is gone since is the same as a bad key.
-    if (!view) throw new ApiError('invalid_api_key');
-    return view;
+    if (json === undefined) throw new ApiError('invalid_api_key');
+    return new RawJson(json);
   },
 };

@@ -48,3 +48,8 @@ export interface MeteredTool extends ToolBase {
 }
 
 export type Tool = PlainTool | MeteredTool;
+
+/** An answer already serialised to JSON (exactly what the response schema would produce): sent as is. */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
