@@ -57,12 +57,6 @@ export class Services {
     rendered.set(snapshot, { second: t, json });
     return json;
   }
-
-  /** The `get_account` answer for an account; reads only. */
-  async accountView(accountId: string) {
-    const snapshot = await this.deps.store.getSnapshot(accountId);
-    return snapshot && getAccountResponse(snapshot, now(this.deps));
-  }
 }
 
 export function createServices(deps: ServiceDeps): Services {

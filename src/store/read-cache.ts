@@ -94,3 +94,12 @@ export class ReadCache {
     this.snapshots.clear();
   }
 }
+
+/** What a write touched, in the words both stores use to say it (and PostgreSQL sends to the others). */
+export type Change = { account: string } | 'keys' | 'all';
+
+export function applyChange(cache: ReadCache, c: Change): void {
+  if (c === 'keys') cache.invalidateKeys();
+  else if (c === 'all') cache.invalidateAll();
+  else cache.invalidateAccount(c.account);
+}

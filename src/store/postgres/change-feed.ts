@@ -6,9 +6,7 @@
  * answering from memory while others change the data.
  */
 import pg from 'pg';
-import type { ReadCache } from '../read-cache.js';
-
-export type Change = { account: string } | 'keys' | 'all';
+import { applyChange, type Change, type ReadCache } from '../read-cache.js';
 
 const HEARTBEAT_MS = 1_000;
 const HEALTHY_MS = 2_500;
@@ -16,12 +14,6 @@ const RECONNECT_MS = 1_000;
 
 export function encodeChange(c: Change): string {
   return c === 'keys' ? 'k' : c === 'all' ? '*' : `a:${c.account}`;
-}
-
-export function applyChange(cache: ReadCache, c: Change): void {
-  if (c === 'keys') cache.invalidateKeys();
-  else if (c === 'all') cache.invalidateAll();
-  else cache.invalidateAccount(c.account);
 }
 
 function decode(payload: string | undefined): Change {

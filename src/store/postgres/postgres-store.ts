@@ -13,7 +13,7 @@ import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { ReadCache } from '../read-cache.js';
+import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -42,7 +42,7 @@ import type {
   UsageCommit,
   UsageOutcome,
 } from '../store.js';
-import { applyChange, type Change, ChangeFeed, encodeChange } from './change-feed.js';
+import { ChangeFeed, encodeChange } from './change-feed.js';
 import {
   createPool,
   guard,

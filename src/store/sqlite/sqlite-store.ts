@@ -16,7 +16,7 @@ import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { ReadCache } from '../read-cache.js';
+import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -108,12 +108,12 @@ export class SqliteStore implements Store {
    * write lock, retries with backoff until lockWaitMs has passed, then answers unavailable. A busy
    * attempt did nothing (BEGIN IMMEDIATE takes the lock first), so retrying it is safe.
    */
-  private async attempt<T>(fn: () => T, invalidate?: (result: T | undefined) => void): Promise<T> {
+  private async attempt<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
     const deadline = Date.now() + this.lockWaitMs;
     let pause = 1;
     for (;;) {
       try {
-        if (!invalidate) return guard(fn);
+        if (!changes) return guard(fn);
         // A write: the cache forgets what it touched in the same synchronous step as the commit,
         // so no request can be answered from the cache in between. On failure too, to be safe.
         let result: T | undefined;
@@ -121,7 +121,7 @@ export class SqliteStore implements Store {
           result = guard(fn);
           return result;
         } finally {
-          invalidate(result);
+          for (const c of changes(result)) applyChange(this.cache, c);
         }
       } catch (err) {
         const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
@@ -190,7 +190,7 @@ export class SqliteStore implements Store {
             return { applied };
           })
           .immediate(),
-      () => this.cache.invalidateAll(),
+      () => ['all'],
     );
   }
 
@@ -224,7 +224,7 @@ export class SqliteStore implements Store {
             this.writeAudit(audit);
           })
           .immediate(),
-      () => this.cache.invalidateAll(),
+      () => ['all'],
     );
   }
 
@@ -260,7 +260,7 @@ export class SqliteStore implements Store {
             this.writeAudit(audit);
           })
           .immediate(),
-      () => this.cache.invalidateAccount(account.id),
+      () => [{ account: account.id }],
     );
   }
 
@@ -323,10 +323,7 @@ export class SqliteStore implements Store {
             return row && toAccount(row);
           })
           .immediate(),
-      () => {
-        this.cache.invalidateAccount(id);
-        if (patch.status === 'closed') this.cache.invalidateKeys();
-      },
+      (): Change[] => (patch.status === 'closed' ? [{ account: id }, 'keys'] : [{ account: id }]),
     );
   }
 
@@ -342,7 +339,7 @@ export class SqliteStore implements Store {
             this.writeAudit(audit);
           })
           .immediate(),
-      () => this.cache.invalidateAccount(key.accountId),
+      () => [{ account: key.accountId }],
     );
   }
 
@@ -383,10 +380,7 @@ export class SqliteStore implements Store {
             return key?.account_id;
           })
           .immediate(),
-      (accountId) => {
-        this.cache.invalidateKeys();
-        if (accountId) this.cache.invalidateAccount(accountId);
-      },
+      (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : ['keys']),
     );
     return this.getApiKey(id);
   }
@@ -395,7 +389,7 @@ export class SqliteStore implements Store {
     await this.attempt(
       () =>
         this.sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?').run(newDigest, id, oldDigest),
-      () => this.cache.invalidateKeys(),
+      () => ['keys'],
     );
   }
 
@@ -443,7 +437,7 @@ export class SqliteStore implements Store {
             return 'added' as const;
           })
           .immediate(),
-      () => this.cache.invalidateAccount(user.accountId),
+      () => [{ account: user.accountId }],
     );
   }
 
@@ -474,9 +468,7 @@ export class SqliteStore implements Store {
             return removed;
           })
           .immediate(),
-      (removed) => {
-        if (removed) this.cache.invalidateAccount(removed.account_id);
-      },
+      (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
     );
     return row && toUser(row);
   }
@@ -543,7 +535,7 @@ export class SqliteStore implements Store {
           throw err;
         }
       },
-      () => this.cache.invalidateAccount(entry.accountId),
+      () => [{ account: entry.accountId }],
     );
   }
 
@@ -629,9 +621,7 @@ export class SqliteStore implements Store {
           this.db
             .transaction(() => batch.map((item) => this.consumeInSavepoint(item.c, item.audit)))
             .immediate(),
-        () => {
-          for (const item of batch) this.cache.invalidateAccount(item.c.accountId);
-        },
+        () => batch.map((item) => ({ account: item.c.accountId })),
       );
       batch.forEach((item, i) => {
         const outcome = outcomes[i]!;
