@@ -1,9 +1,24 @@
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/domain/clock.js';
 import { createServices } from '../../src/service/index.js';
 import { KeyUsageRecorder } from '../../src/service/key-usage.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { accountWithKey, type Harness, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
+
+/** Services on `store` whose authentications are noted by a recorder of their own. */
+function recording(store: Store, clock: Clock) {
+  const recorder = new KeyUsageRecorder(store, clock);
+  const services = createServices({
+    store,
+    clock,
+    keyPrefix: 'tg',
+    keySecret: KEY_SECRET,
+    keyUsage: recorder,
+  });
+  return { recorder, services };
+}
 
 describe('key last-use times', () => {
   let h: Harness;
@@ -13,14 +28,7 @@ describe('key last-use times', () => {
   afterEach(async () => h.close());
 
   it('are noted on authentication and written only when flushed', async () => {
-    const recorder = new KeyUsageRecorder(h.store, h.clock);
-    const services = createServices({
-      store: h.store,
-      clock: h.clock,
-      keyPrefix: 'tg',
-      keySecret: KEY_SECRET,
-      keyUsage: recorder,
-    });
+    const { recorder, services } = recording(h.store, h.clock);
     const { key, keyId } = await accountWithKey(services);
     h.clock.advance(60);
     expect((await services.keys.authenticate(key)).ok).toBe(true);
@@ -30,14 +38,7 @@ describe('key last-use times', () => {
   });
 
   it('are not noted for a refused key', async () => {
-    const recorder = new KeyUsageRecorder(h.store, h.clock);
-    const services = createServices({
-      store: h.store,
-      clock: h.clock,
-      keyPrefix: 'tg',
-      keySecret: KEY_SECRET,
-      keyUsage: recorder,
-    });
+    const { recorder, services } = recording(h.store, h.clock);
     const { key, keyId } = await accountWithKey(services);
     await services.keys.revoke(keyId);
     expect((await services.keys.authenticate(key)).ok).toBe(false);
@@ -47,14 +48,7 @@ describe('key last-use times', () => {
 
   it('keep what could not be written while the database was locked, and write it at the next flush', async () => {
     const store = new SqliteStore({ path: h.dbPath, lockWaitMs: 50 });
-    const recorder = new KeyUsageRecorder(store, h.clock);
-    const services = createServices({
-      store,
-      clock: h.clock,
-      keyPrefix: 'tg',
-      keySecret: KEY_SECRET,
-      keyUsage: recorder,
-    });
+    const { recorder, services } = recording(store, h.clock);
     const { key, keyId } = await accountWithKey(services);
     await services.keys.authenticate(key);
     const blocker = new Database(h.dbPath);
