@@ -2,7 +2,7 @@
  * @module API keys: `<prefix>_` + 11 base62 characters from a CSPRNG. Only an HMAC-SHA256 digest
  * and a display hint are ever stored; the key itself is shown once, at creation.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import type { EpochSeconds } from './clock.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -45,6 +45,41 @@ export function isWellFormedKey(key: string, prefix: string): boolean {
 
 export function digestKey(secret: string, key: string): string {
   return createHmac('sha256', secret).update(key).digest('hex');
+}
+
+/**
+ * The digests of presented keys under one secret, remembered for keys that authenticated: the
+ * HMAC costs microseconds on every request, a Map lookup a few dozen nanoseconds. What is
+ * remembered is only ever memory the serving process already handles (the key arrives in every
+ * request); it is bounded (oldest forgotten first), never written anywhere, and a key that stops
+ * authenticating is forgotten. Remembering a digest grants nothing: the store still decides, on
+ * every request, whether the digest belongs to an active key.
+ */
+export class KeyDigests {
+  private readonly secret: KeyObject;
+  private readonly known = new Map<string, string>();
+
+  constructor(
+    secret: string,
+    private readonly capacity = 10_000,
+  ) {
+    this.secret = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  /** digestKey(secret, key), from memory when the key authenticated before. */
+  of(key: string): string {
+    return this.known.get(key) ?? createHmac('sha256', this.secret).update(key).digest('hex');
+  }
+
+  remember(key: string, digest: string): void {
+    if (this.known.has(key)) return;
+    if (this.known.size >= this.capacity) this.known.delete(this.known.keys().next().value as string);
+    this.known.set(key, digest);
+  }
+
+  forget(key: string): void {
+    this.known.delete(key);
+  }
 }
 
 /** What a person sees of a stored key: `tg_…abcd`. */

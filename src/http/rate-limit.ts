@@ -21,52 +21,68 @@ export interface RateLimitOptions {
 const KEY_POLICY = 'per-key';
 const AUTH_POLICY = 'auth-failures';
 
-function advertise(reply: FastifyReply, name: string, windowSeconds: number, s: LimitState): void {
-  reply.header('ratelimit-policy', `"${name}";q=${s.limit};w=${windowSeconds}`);
+/** The limit's RateLimit-Policy header, the same for every answer: made once. */
+function policyHeader(name: string, limit: number, windowSeconds: number): string {
+  return `"${name}";q=${limit};w=${windowSeconds}`;
+}
+
+function advertise(reply: FastifyReply, name: string, policy: string, s: LimitState): void {
+  reply.header('ratelimit-policy', policy);
   reply.header('ratelimit', `"${name}";r=${s.remaining};t=${s.resetSeconds}`);
 }
 
-function refuse(s: LimitState, message: string): ApiError {
+function refuse(s: LimitState, message: string, headers: Record<string, string> = {}): ApiError {
   return new ApiError(
     'rate_limited',
     message,
     { retry_after: s.resetSeconds },
-    { 'retry-after': String(s.resetSeconds) },
+    { ...headers, 'retry-after': String(s.resetSeconds) },
   );
 }
 
 export class RateLimits {
   private readonly perKey: FixedWindowLimiter | undefined;
+  private readonly perKeyPolicy: string;
   private readonly authFailures: FixedWindowLimiter | undefined;
+  private readonly authPolicy: string;
 
   constructor(options: RateLimitOptions) {
     if (options.perKeyPerSecond > 0)
       this.perKey = new FixedWindowLimiter(options.perKeyPerSecond, 1, options.clock);
+    this.perKeyPolicy = policyHeader(KEY_POLICY, options.perKeyPerSecond, 1);
     if (options.authFailuresPerMinute > 0) {
       this.authFailures = new FixedWindowLimiter(options.authFailuresPerMinute, 60, options.clock);
     }
+    this.authPolicy = policyHeader(AUTH_POLICY, options.authFailuresPerMinute, 60);
   }
 
-  /** Before authentication: an address that failed too often is refused, whatever key it sends now. */
-  beforeAuth(request: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * Before authentication: an address that failed too often is refused, whatever key it sends now.
+   * The refusal carries the address's RateLimit headers; an allowed request gets the ones of
+   * whichever limit applies next (the key's, or the address's again if authentication fails).
+   */
+  beforeAuth(request: FastifyRequest): void {
     if (!this.authFailures) return;
     const s = this.authFailures.peek(request.ip);
-    advertise(reply, AUTH_POLICY, 60, s);
-    if (!s.allowed)
-      throw refuse(s, 'Too many failed authentications from this address; wait before trying again.');
+    if (!s.allowed) {
+      throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {
+        'ratelimit-policy': this.authPolicy,
+        ratelimit: `"${AUTH_POLICY}";r=${s.remaining};t=${s.resetSeconds}`,
+      });
+    }
   }
 
   /** A failed authentication counts against the address. */
   authFailed(request: FastifyRequest, reply: FastifyReply): void {
     if (!this.authFailures) return;
-    advertise(reply, AUTH_POLICY, 60, this.authFailures.hit(request.ip));
+    advertise(reply, AUTH_POLICY, this.authPolicy, this.authFailures.hit(request.ip));
   }
 
   /** After authentication: the key's own budget for this second. */
   afterAuth(keyId: string, reply: FastifyReply): void {
     if (!this.perKey) return;
     const s = this.perKey.hit(keyId);
-    advertise(reply, KEY_POLICY, 1, s);
+    advertise(reply, KEY_POLICY, this.perKeyPolicy, s);
     if (!s.allowed) throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
   }
 }

@@ -1,5 +1,6 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
+import type { KeyDigests } from '../domain/api-keys.js';
 import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
@@ -24,10 +25,13 @@ export class Services {
   readonly usage: UsageService;
   readonly audit: AuditService;
 
-  constructor(readonly deps: ServiceDeps) {
+  constructor(
+    readonly deps: ServiceDeps,
+    digests?: KeyDigests,
+  ) {
     this.plans = new PlanService(deps);
     this.accounts = new AccountService(deps);
-    this.keys = new KeyService(deps);
+    this.keys = new KeyService(deps, digests);
     this.users = new UserService(deps);
     this.tokens = new TokenService(deps);
     this.usage = new UsageService(deps);
@@ -39,7 +43,7 @@ export class Services {
    * the transaction that makes it. Cheap (a handful of small objects), so made per request.
    */
   as(actor: string): Services {
-    return new Services({ ...this.deps, actor });
+    return new Services({ ...this.deps, actor }, this.keys.digests);
   }
 
   /**
@@ -48,8 +52,18 @@ export class Services {
    * once per snapshot per second.
    */
   async accountViewJson(accountId: string): Promise<string | undefined> {
-    const snapshot = await this.deps.store.getSnapshot(accountId);
-    if (!snapshot) return undefined;
+    const snapshot =
+      this.deps.store.cachedSnapshot(accountId) ?? (await this.deps.store.getSnapshot(accountId));
+    return snapshot && this.render(snapshot);
+  }
+
+  /** accountViewJson's answer at once when the store's read cache holds the snapshot; undefined otherwise. */
+  accountViewJsonNow(accountId: string): string | undefined {
+    const snapshot = this.deps.store.cachedSnapshot(accountId);
+    return snapshot && this.render(snapshot);
+  }
+
+  private render(snapshot: AccountSnapshot): string {
     const t = now(this.deps);
     const hit = rendered.get(snapshot);
     if (hit?.second === t) return hit.json;

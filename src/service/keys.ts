@@ -1,5 +1,12 @@
 /** @module Use cases on API keys: create (the key is returned once), list, revoke, authenticate. */
-import { type ApiKeyRecord, digestKey, generateKey, isWellFormedKey, keyHint } from '../domain/api-keys.js';
+import {
+  type ApiKeyRecord,
+  digestKey,
+  generateKey,
+  isWellFormedKey,
+  KeyDigests,
+  keyHint,
+} from '../domain/api-keys.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { draftAudit } from './audit.js';
@@ -8,8 +15,17 @@ import { keyRecord } from './views.js';
 
 export type KeyRecord = ReturnType<typeof keyRecord>;
 
+export interface AuthenticatedKey {
+  keyId: string;
+  accountId: string;
+}
+
 export class KeyService {
-  constructor(private readonly deps: ServiceDeps) {}
+  constructor(
+    private readonly deps: ServiceDeps,
+    /** Shared by every Services.as(actor) copy, so what one learnt the others know. */
+    readonly digests = new KeyDigests(deps.keySecret),
+  ) {}
 
   async create(accountId: string, name?: unknown): Promise<Result<KeyRecord & { key: string }>> {
     if (name != null && (typeof name !== 'string' || name.length > 100)) {
@@ -54,13 +70,41 @@ export class KeyService {
    * The account a presented key belongs to. Malformed, unknown and revoked keys get the same
    * answer, so a caller learns nothing about which it was.
    */
-  async authenticate(presented: string | undefined): Promise<Result<{ keyId: string; accountId: string }>> {
+  async authenticate(presented: string | undefined): Promise<Result<AuthenticatedKey>> {
+    const digest = this.digestOf(presented);
+    if (typeof digest !== 'string') return digest;
+    const key = presented as string;
+    const found =
+      this.deps.store.cachedKey(digest) ??
+      (await this.deps.store.findActiveKey(digest)) ??
+      (await this.underPreviousSecret(key, digest));
+    if (!found) {
+      this.digests.forget(key);
+      return fail('invalid_api_key');
+    }
+    return this.accepted(key, digest, found);
+  }
+
+  /**
+   * authenticate's answer at once, when memory suffices (a well-formed key the store's read cache
+   * knows, or a refusal that needs no lookup); undefined when only authenticate can tell.
+   */
+  authenticateNow(presented: string | undefined): Result<AuthenticatedKey> | undefined {
+    const digest = this.digestOf(presented);
+    if (typeof digest !== 'string') return digest;
+    const found = this.deps.store.cachedKey(digest);
+    return found && this.accepted(presented as string, digest, found);
+  }
+
+  /** The digest to look up, or why there is nothing to look up. */
+  private digestOf(presented: string | undefined): string | Result<never> {
     if (presented === undefined || presented === '') return fail('missing_api_key');
     if (!isWellFormedKey(presented, this.deps.keyPrefix)) return fail('invalid_api_key');
-    const digest = digestKey(this.deps.keySecret, presented);
-    const found =
-      (await this.deps.store.findActiveKey(digest)) ?? (await this.underPreviousSecret(presented, digest));
-    if (!found) return fail('invalid_api_key');
+    return this.digests.of(presented);
+  }
+
+  private accepted(key: string, digest: string, found: AuthenticatedKey): Result<AuthenticatedKey> {
+    this.digests.remember(key, digest);
     this.deps.keyUsage?.touch(found.keyId);
     return ok(found);
   }

@@ -118,6 +118,11 @@ export interface Store {
   rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;
   /** The key with this digest, if it exists and is not revoked. */
   findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
+  /**
+   * findActiveKey's answer when it is already in memory and may be trusted (the read cache, under
+   * its rules); undefined when only findActiveKey can tell. Synchronous: the hot path's shortcut.
+   */
+  cachedKey(digest: string): { keyId: string; accountId: string } | undefined;
 
   /** 'duplicate' when the account already has a user with this email. */
   addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;
@@ -126,6 +131,8 @@ export interface Store {
   removeUser(id: string, audit?: AuditEntry): Promise<User | undefined>;
 
   getSnapshot(accountId: string): Promise<AccountSnapshot | undefined>;
+  /** getSnapshot's answer when the read cache holds it and may be trusted; undefined otherwise. */
+  cachedSnapshot(accountId: string): AccountSnapshot | undefined;
 
   /** Audited only when 'applied'. */
   appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { digestKey, generateKey, isWellFormedKey, keyHint } from '../../src/domain/api-keys.js';
+import { digestKey, generateKey, isWellFormedKey, KeyDigests, keyHint } from '../../src/domain/api-keys.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -66,6 +66,32 @@ describe('digestKey', () => {
     expect(digestKey('secret-a', key)).not.toBe(digestKey('secret-a', 'tg_0aZ9bY8cX7x'));
     expect(digestKey('secret-a', key)).toMatch(/^[0-9a-f]{64}$/);
     expect(digestKey('secret-a', key)).not.toContain(key);
+  });
+});
+
+describe('KeyDigests', () => {
+  it('gives digestKey under its secret, remembered or not', () => {
+    const digests = new KeyDigests('Jefe');
+    const key = 'what do ya want for nothing?';
+    const digest = digests.of(key);
+    expect(digest).toBe(digestKey('Jefe', key));
+    digests.remember(key, digest);
+    expect(digests.of(key)).toBe(digest);
+    expect(digests.of('tg_0aZ9bY8cX7w')).toBe(digestKey('Jefe', 'tg_0aZ9bY8cX7w'));
+  });
+
+  it('answers what it remembers, forgets on request, and holds at most its capacity (oldest out)', () => {
+    const digests = new KeyDigests('secret-a', 2);
+    // A remembered digest is what `of` answers: proven with one no HMAC would give.
+    digests.remember('tg_a', 'remembered-a');
+    digests.remember('tg_b', 'remembered-b');
+    expect(digests.of('tg_a')).toBe('remembered-a');
+    digests.remember('tg_c', 'remembered-c');
+    expect(digests.of('tg_a')).toBe(digestKey('secret-a', 'tg_a'));
+    expect(digests.of('tg_b')).toBe('remembered-b');
+    expect(digests.of('tg_c')).toBe('remembered-c');
+    digests.forget('tg_b');
+    expect(digests.of('tg_b')).toBe(digestKey('secret-a', 'tg_b'));
   });
 });
 

@@ -95,6 +95,47 @@ function cacheSuite(
         await cleanup();
       }
     });
+
+    it('answers at once (no promise) only what a read would: nothing cold, nothing stale', async () => {
+      const { a, cleanup, sa, sb } = await setup();
+      try {
+        const { accountId, keyId, key } = await accountWithKey(sa);
+        expect(sa.keys.authenticateNow('tg_short')).toMatchObject({ ok: false });
+        expect(sa.keys.authenticateNow(undefined)).toMatchObject({ ok: false });
+        // Cold: only the database can tell.
+        expect(sa.keys.authenticateNow(key)).toBeUndefined();
+        expect(a.cachedSnapshot(accountId)).toBeUndefined();
+        expect(sa.accountViewJsonNow(accountId)).toBeUndefined();
+        // Warm (on PostgreSQL once the change feed listens): the same answers as the reads.
+        await until(
+          async () => [await sa.keys.authenticate(key), await a.getSnapshot(accountId)] as const,
+          () => sa.keys.authenticateNow(key) !== undefined && a.cachedSnapshot(accountId) !== undefined,
+          3_000,
+        );
+        expect(sa.keys.authenticateNow(key)).toEqual({ ok: true, value: { keyId, accountId } });
+        expect(a.cachedSnapshot(accountId)).toBe(await a.getSnapshot(accountId));
+        expect(JSON.parse(sa.accountViewJsonNow(accountId) ?? 'null')).toEqual(
+          JSON.parse((await sa.accountViewJson(accountId)) ?? ''),
+        );
+        await sb.keys.revoke(keyId);
+        await sb.accounts.update(accountId, { status: 'suspended' });
+        await new Promise((resolve) => setImmediate(resolve));
+        // After the change has had its moment to arrive: never the old answer again.
+        await sleep(notifyMs);
+        expect(sa.keys.authenticateNow(key)).toBeUndefined();
+        expect((await sa.keys.authenticate(key)).ok).toBe(false);
+        expect(sa.keys.authenticateNow(key)).toBeUndefined();
+        const snap = a.cachedSnapshot(accountId);
+        expect(snap === undefined || snap.account.status === 'suspended').toBe(true);
+        expect(
+          JSON.parse(sa.accountViewJsonNow(accountId) ?? '{"results":{"status":"suspended"}}'),
+        ).toMatchObject({
+          results: { status: 'suspended' },
+        });
+      } finally {
+        await cleanup();
+      }
+    });
   });
 }
 

@@ -3,8 +3,10 @@
  * pipeline: authentication on request, then argument validation, then the tool (metered tools
  * through tools/pipeline.ts).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Result } from '../../domain/errors.js';
 import type { Services } from '../../service/index.js';
+import type { AuthenticatedKey } from '../../service/keys.js';
 import { bearer } from '../auth.js';
 import { ApiError } from '../errors.js';
 import type { RateLimits } from '../rate-limit.js';
@@ -20,6 +22,13 @@ declare module 'fastify' {
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
+/** What the handler gives Fastify to send: an answer already serialised goes out as it is. */
+function answer(reply: FastifyReply, out: unknown): unknown {
+  if (!(out instanceof RawJson)) return out;
+  reply.type('application/json; charset=utf-8');
+  return out.json;
+}
+
 export async function toolRoutes(
   app: FastifyInstance,
   opts: { services: Services; tools: readonly Tool[]; limits?: RateLimits },
@@ -28,15 +37,41 @@ export async function toolRoutes(
   app.decorateRequest('auth', null);
 
   // Authentication, then the rate limit, before the body is even read: a refused request costs little.
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
-    limits?.beforeAuth(request, reply);
-    const result = await services.keys.authenticate(bearer(request.headers.authorization));
-    if (!result.ok) {
-      limits?.authFailed(request, reply);
-      throw ApiError.from(result.error);
+  // Callback-style, and without a promise when memory suffices (a key the read cache knows).
+  const settle = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: Result<AuthenticatedKey>,
+    done: HookHandlerDoneFunction,
+  ) => {
+    try {
+      if (!result.ok) {
+        limits?.authFailed(request, reply);
+        throw ApiError.from(result.error);
+      }
+      request.auth = result.value;
+      limits?.afterAuth(result.value.keyId, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
     }
-    request.auth = result.value;
-    limits?.afterAuth(result.value.keyId, reply);
+    done();
+  };
+  const authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    let result: Result<AuthenticatedKey> | undefined;
+    try {
+      limits?.beforeAuth(request);
+      const presented = bearer(request.headers.authorization);
+      result = services.keys.authenticateNow(presented);
+      if (result === undefined) {
+        services.keys.authenticate(presented).then((r) => settle(request, reply, r, done), done);
+        return;
+      }
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    settle(request, reply, result, done);
   };
 
   for (const tool of tools) {
@@ -54,17 +89,14 @@ export async function toolRoutes(
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       onRequest: authenticate,
-      handler: async (request, reply) => {
+      handler: (request, reply) => {
         const auth = request.auth!;
-        const out = await runTool(
+        const out = runTool(
           tool,
           { accountId: auth.accountId, keyId: auth.keyId, services, log: request.log },
           request.body,
         );
-        if (!(out instanceof RawJson)) return out;
-        // Already serialised: Fastify sends a JSON string as it is.
-        reply.type('application/json; charset=utf-8');
-        return out.json;
+        return out instanceof Promise ? out.then((o) => answer(reply, o)) : answer(reply, out);
       },
     });
   }

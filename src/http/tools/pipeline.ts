@@ -19,7 +19,8 @@ export function responseSchema(tool: Tool) {
   });
 }
 
-export async function runTool(tool: Tool, ctx: ToolContext, args: unknown): Promise<unknown> {
+/** The tool's answer: at once when the tool has it at once (get_account from the read cache), else a promise. */
+export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
   return tool.metered ? runMetered(tool, ctx, args) : tool.run(ctx, args);
 }
 

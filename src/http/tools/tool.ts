@@ -28,7 +28,8 @@ export interface PlainTool extends ToolBase {
   metered?: undefined;
   /** The 200 answer: `{results, status, metadata}`. */
   response: TSchema;
-  run(ctx: ToolContext, args: unknown): Promise<unknown>;
+  /** The answer, or a promise of it: a tool that can answer at once spares the request a promise. */
+  run(ctx: ToolContext, args: unknown): unknown;
 }
 
 export interface Metering {

@@ -385,6 +385,10 @@ export class PostgresStore implements Store {
     );
   }
 
+  cachedKey(digest: string): { keyId: string; accountId: string } | undefined {
+    return this.cacheUsable() ? this.cache.key(digest) : undefined;
+  }
+
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
     const usable = this.cacheUsable();
     const cached = usable ? this.cache.key(digest) : undefined;
@@ -444,6 +448,10 @@ export class PostgresStore implements Store {
       (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
     );
     return row && toUser(row);
+  }
+
+  cachedSnapshot(accountId: string): AccountSnapshot | undefined {
+    return this.cacheUsable() ? this.cache.snapshot(accountId) : undefined;
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {

@@ -140,12 +140,23 @@ export class SqliteStore implements Store {
    */
   private syncWithOtherProcesses(): void {
     if (this.versionCheckedThisTurn) return;
+    // Read first: a check that failed must not count as done for the rest of the turn.
+    const v = this.dataVersionStatement.get() as number;
     this.versionCheckedThisTurn = true;
     setImmediate(this.endTurn);
-    const v = this.dataVersionStatement.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
       this.cache.invalidateAll();
+    }
+  }
+
+  /** Whether the cache may answer now; false when even the version check failed (the async path will say why). */
+  private trustCache(): boolean {
+    try {
+      this.syncWithOtherProcesses();
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -407,6 +418,10 @@ export class SqliteStore implements Store {
     );
   }
 
+  cachedKey(digest: string): { keyId: string; accountId: string } | undefined {
+    return this.trustCache() ? this.cache.key(digest) : undefined;
+  }
+
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
     return this.attempt(() => {
       this.syncWithOtherProcesses();
@@ -471,6 +486,10 @@ export class SqliteStore implements Store {
       (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
     );
     return row && toUser(row);
+  }
+
+  cachedSnapshot(accountId: string): AccountSnapshot | undefined {
+    return this.trustCache() ? this.cache.snapshot(accountId) : undefined;
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
