@@ -28,7 +28,17 @@ export function nowSeconds(clock: Clock): EpochSeconds {
 }
 
 /** `2026-04-15T13:55:29Z`: ISO 8601, UTC, whole seconds. */
+// Answers repeat the same few instants (this second, the windows' ends): formatted once each.
+const formatted = new Map<EpochSeconds, string>();
+const MAX_FORMATTED = 4096;
+
 export function isoSeconds(seconds: EpochSeconds): string {
-  // toISOString() is always YYYY-MM-DDTHH:MM:SS.sssZ for these years: keep the seconds, add Z.
-  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
+  let iso = formatted.get(seconds);
+  if (iso === undefined) {
+    // toISOString() is always YYYY-MM-DDTHH:MM:SS.sssZ for these years: keep the seconds, add Z.
+    iso = `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
+    if (formatted.size >= MAX_FORMATTED) formatted.clear();
+    formatted.set(seconds, iso);
+  }
+  return iso;
 }

@@ -5,6 +5,7 @@
  * signal), and a value read from the database is kept only if no invalidation that could concern
  * it happened while it was being read.
  */
+import type { WindowState } from '../domain/fair-use.js';
 import type { AccountSnapshot } from './store.js';
 
 const STRIPES = 1024;
@@ -82,6 +83,23 @@ export class ReadCache {
     this.snapshots.delete(accountId);
   }
 
+  /**
+   * A consumption of this process changed the account's windows (and balance, when it charged) to
+   * exactly these, and nothing could interleave with it (SQLite: in the same synchronous step as
+   * its commit, under the write lock): a cached snapshot is brought up to date instead of dropped,
+   * so the next request does not read it again. Reads under way are not kept, as on invalidation.
+   */
+  updateAccount(accountId: string, windows: WindowState[], tokenBalance: number | null): void {
+    this.accountGenerations[stripeOf(accountId)]!++;
+    const old = this.snapshots.get(accountId);
+    if (!old) return;
+    this.snapshots.set(accountId, {
+      ...old,
+      account: tokenBalance === null ? old.account : { ...old.account, tokenBalance },
+      windows,
+    });
+  }
+
   /** A key was revoked or re-digested: which digests are valid changed. */
   invalidateKeys(): void {
     this.keysGeneration++;
@@ -95,11 +113,19 @@ export class ReadCache {
   }
 }
 
-/** What a write touched, in the words both stores use to say it (and PostgreSQL sends to the others). */
-export type Change = { account: string } | 'keys' | 'all';
+/**
+ * What a write touched, in the words both stores use to say it (and PostgreSQL sends to the others,
+ * as the account alone). `after`: the account's windows and balance after a consumption, for a
+ * store whose writes nothing can interleave with (see ReadCache.updateAccount).
+ */
+export type Change =
+  | { account: string; after?: { windows: WindowState[]; tokenBalance: number | null } }
+  | 'keys'
+  | 'all';
 
 export function applyChange(cache: ReadCache, c: Change): void {
   if (c === 'keys') cache.invalidateKeys();
   else if (c === 'all') cache.invalidateAll();
+  else if (c.after) cache.updateAccount(c.account, c.after.windows, c.after.tokenBalance);
   else cache.invalidateAccount(c.account);
 }

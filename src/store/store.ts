@@ -63,7 +63,12 @@ export interface UsageCommit {
 }
 
 export type UsageOutcome =
-  | { kind: 'committed'; response: unknown }
+  | {
+      kind: 'committed';
+      response: unknown;
+      /** The account's windows after it, and its balance when it charged (for the store's own cache). */
+      after?: { windows: WindowState[]; tokenBalance: number | null };
+    }
   | { kind: 'replayed'; response: unknown }
   | { kind: 'exceeded'; exceeded: Exceeded }
   | { kind: 'insufficient'; balance: number }

@@ -30,6 +30,7 @@ function cacheSuite(
   name: string,
   open: () => Promise<{ a: Store; b: Store; cleanup: () => Promise<void> }>,
   notifyMs: number,
+  updatesInPlace: boolean,
 ) {
   describe(`${name} read cache`, () => {
     const setup = async () => {
@@ -91,6 +92,46 @@ function cacheSuite(
         );
         expect(snap?.account.status).toBe('suspended');
         expect(snap?.apiKeyCount).toBe(0);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('after its own consumptions and charges, answers what the database holds', async () => {
+      const { a, b, cleanup, sa } = await setup();
+      try {
+        const { accountId } = await accountWithKey(sa, { tokens: 100 });
+        await until(
+          () => a.getSnapshot(accountId),
+          () => a.cachedSnapshot(accountId) !== undefined,
+          3_000,
+        );
+        const before = a.cachedSnapshot(accountId)!;
+        for (let i = 1; i <= 3; i++) {
+          const snapshot = (await a.getSnapshot(accountId))!;
+          const metered = await sa.usage.meter({
+            snapshot,
+            category: 'enrich',
+            amounts: { records: i, requests: 1 },
+            tokenCost: i,
+            reason: 'test',
+            render: () => null,
+          });
+          expect(metered).toMatchObject({ ok: true });
+          // SQLite brings the cached snapshot up to date in place; PostgreSQL drops it.
+          const cached = a.cachedSnapshot(accountId);
+          expect(cached !== undefined).toBe(updatesInPlace);
+          // The other connection reads the database itself; the cache must agree with it.
+          const truth = await b.getSnapshot(accountId);
+          if (cached) expect(cached).toEqual(truth);
+          expect(await a.getSnapshot(accountId)).toEqual(truth);
+        }
+        const after = await a.getSnapshot(accountId);
+        expect(after?.account.tokenBalance).toBe(before.account.tokenBalance - 6);
+        expect(after?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(6);
+        expect(JSON.parse(sa.accountViewJsonNow(accountId) ?? 'null')?.results?.token_balance).toBe(
+          before.account.tokenBalance - 6,
+        );
       } finally {
         await cleanup();
       }
@@ -158,6 +199,7 @@ cacheSuite(
     };
   },
   0,
+  true,
 );
 
 const available = await postgresAvailable();
@@ -180,5 +222,6 @@ describe.skipIf(!available)('PostgreSQL', () => {
       };
     },
     1_500,
+    false,
   );
 });

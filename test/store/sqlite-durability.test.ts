@@ -106,3 +106,28 @@ describe('the SQLite file', () => {
     expect(bytes.includes(body)).toBe(false);
   });
 });
+
+describe('durable answers', () => {
+  it('every write, and every group of consumptions, is answered after an fdatasync of the WAL', async () => {
+    const h = await scratchServices();
+    cleanups.push(() => h.close());
+    const store = h.store as SqliteStore;
+    // Each awaited write is followed by at least one fdatasync before it is answered.
+    let before = store.walSyncs;
+    const { accountId, keyId } = await accountWithKey(h.services);
+    expect(store.walSyncs).toBeGreaterThanOrEqual(before + 2);
+    before = store.walSyncs;
+    await h.services.keys.revoke(keyId);
+    expect(store.walSyncs).toBe(before + 1);
+    // Concurrent consumptions are committed together and share fdatasyncs.
+    before = store.walSyncs;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        h.services.usage.record(accountId, { category: 'search', records: 1 }),
+      ),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(store.walSyncs).toBeGreaterThan(before);
+    expect(store.walSyncs).toBeLessThanOrEqual(before + 2);
+  });
+});

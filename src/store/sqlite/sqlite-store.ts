@@ -1,7 +1,9 @@
 /**
- * @module The embedded SQLite store (better-sqlite3). WAL journal, synchronous=FULL: a committed
- * transaction survives a crash of the process and of the machine. Writes run in BEGIN IMMEDIATE
- * transactions, so concurrent processes on one file serialise on the write lock.
+ * @module The embedded SQLite store (better-sqlite3). WAL journal: a write is answered only once it
+ * is on disk, so it survives a crash of the process and of the machine. The commit itself runs with
+ * synchronous=NORMAL and the fdatasync of the WAL that makes it durable runs off the event loop
+ * (wal-sync.ts), shared by the commits of the moment. Writes run in BEGIN IMMEDIATE transactions,
+ * so concurrent processes on one file serialise on the write lock.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -47,6 +49,7 @@ import type {
   UsageOutcome,
 } from '../store.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { WalSync } from './wal-sync.js';
 
 export interface SqliteStoreOptions {
   /** File path, or `:memory:`. */
@@ -78,6 +81,7 @@ export class SqliteStore implements Store {
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
+  private readonly walSync: WalSync | undefined;
   private readonly cache = new ReadCache();
   private pendingUsage: PendingUsage[] = [];
   private usageFlushScheduled = false;
@@ -90,8 +94,15 @@ export class SqliteStore implements Store {
     this.lockWaitMs = options.lockWaitMs ?? 5000;
     this.cache.setEnabled(options.cache ?? true);
     this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    const journal = this.db.pragma('journal_mode = WAL', { simple: true });
+    if (journal === 'wal') {
+      // Commits do not wait for the disk; write() does, off the event loop, before it answers.
+      this.db.pragma('synchronous = NORMAL');
+      this.walSync = new WalSync(`${options.path}-wal`);
+    } else {
+      // In memory (or a file system without WAL support): the commit itself syncs.
+      this.db.pragma('synchronous = FULL');
+    }
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
@@ -130,6 +141,17 @@ export class SqliteStore implements Store {
         pause = Math.min(pause * 2, 25);
       }
     }
+  }
+
+  /**
+   * A write: attempt(fn, changes), answered once what it committed is on disk. Every method that
+   * writes goes through here (or, for consumptions, through flushUsage, which does the same).
+   */
+  private async write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
+    if (this.walSync?.failure) throw this.walSync.failure;
+    const result = await this.attempt(fn, changes);
+    await this.walSync?.durable();
+    return result;
   }
 
   /**
@@ -176,7 +198,7 @@ export class SqliteStore implements Store {
   }
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    return this.attempt(
+    return this.write(
       () =>
         this.db
           .transaction(() => {
@@ -205,11 +227,18 @@ export class SqliteStore implements Store {
     );
   }
 
+  /** fdatasyncs of the WAL done so far, each making the commits before it durable (diagnostics). */
+  get walSyncs(): number {
+    return this.walSync?.syncs ?? 0;
+  }
+
   async ping(): Promise<void> {
+    if (this.walSync?.failure) throw this.walSync.failure;
     await this.attempt(() => this.sql('SELECT 1').get());
   }
 
   async close(): Promise<void> {
+    await this.walSync?.close();
     if (this.db.open) this.db.close();
   }
 
@@ -227,7 +256,7 @@ export class SqliteStore implements Store {
   }
 
   async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
-    await this.attempt(
+    await this.write(
       () =>
         this.db
           .transaction(() => {
@@ -248,7 +277,7 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.attempt(
+    await this.write(
       () =>
         this.db
           .transaction(() => {
@@ -303,7 +332,7 @@ export class SqliteStore implements Store {
     now: EpochSeconds,
     audit?: AuditEntry,
   ): Promise<Account | undefined> {
-    return this.attempt(
+    return this.write(
       () =>
         this.db
           .transaction(() => {
@@ -339,7 +368,7 @@ export class SqliteStore implements Store {
   }
 
   async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
-    await this.attempt(
+    await this.write(
       () =>
         this.db
           .transaction(() => {
@@ -377,7 +406,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
-    await this.attempt(
+    await this.write(
       () =>
         this.db
           .transaction(() => {
@@ -397,7 +426,7 @@ export class SqliteStore implements Store {
   }
 
   async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
-    await this.attempt(
+    await this.write(
       () =>
         this.sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?').run(newDigest, id, oldDigest),
       () => ['keys'],
@@ -406,7 +435,7 @@ export class SqliteStore implements Store {
 
   async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.attempt(() =>
+    await this.write(() =>
       this.db
         .transaction(() => {
           const touch = this.sql(
@@ -439,7 +468,7 @@ export class SqliteStore implements Store {
   }
 
   async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.attempt(
+    return this.write(
       () =>
         this.db
           .transaction(() => {
@@ -472,7 +501,7 @@ export class SqliteStore implements Store {
   }
 
   async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.attempt(
+    const row = await this.write(
       () =>
         this.db
           .transaction(() => {
@@ -539,7 +568,7 @@ export class SqliteStore implements Store {
   }
 
   async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
-    return this.attempt(
+    return this.write(
       () => {
         try {
           return this.db
@@ -635,13 +664,24 @@ export class SqliteStore implements Store {
       setImmediate(() => void this.flushUsage());
     }
     try {
+      if (this.walSync?.failure) throw this.walSync.failure;
       const outcomes = await this.attempt(
         () =>
           this.db
             .transaction(() => batch.map((item) => this.consumeInSavepoint(item.c, item.audit)))
             .immediate(),
-        () => batch.map((item) => ({ account: item.c.accountId })),
+        // Committed in this synchronous step, under the write lock: the cached snapshots are updated
+        // to what was committed. Refused ones changed nothing; a failed batch forgets them all.
+        (outcomes): Change[] =>
+          outcomes
+            ? outcomes.flatMap((o, i) =>
+                o instanceof Error || o.kind !== 'committed'
+                  ? []
+                  : [{ account: batch[i]!.c.accountId, ...(o.after ? { after: o.after } : {}) }],
+              )
+            : batch.map((item) => ({ account: item.c.accountId })),
       );
+      await this.walSync?.durable();
       batch.forEach((item, i) => {
         const outcome = outcomes[i]!;
         if (outcome instanceof Error) item.reject(outcome);
@@ -721,14 +761,15 @@ export class SqliteStore implements Store {
       if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
       balanceAfter = outcome.entry.balanceAfter;
     }
-    const response = c.render(this.windowsOf(c.accountId), balanceAfter);
+    const windows = this.windowsOf(c.accountId);
+    const response = c.render(windows, balanceAfter);
     if (c.idempotency) {
       this.sql(
         `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
          VALUES (?, ?, ?, ?, ?)`,
       ).run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
     }
-    return { kind: 'committed', response };
+    return { kind: 'committed', response, after: { windows, tokenBalance: balanceAfter } };
   }
 
   /** Inside the transaction of the action it describes. */
