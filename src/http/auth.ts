@@ -1,5 +1,5 @@
 /** @module Reading bearer credentials, and turning expected failures into thrown API errors. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Result } from '../domain/errors.js';
 import { ApiError } from './errors.js';
 
@@ -12,7 +12,7 @@ export function bearer(header: string | undefined): string | undefined {
 
 /** SHA-256 of a secret: what constant-time comparisons compare, so lengths and contents do not leak. */
 export function secretDigest(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Compares two secret digests in constant time. */

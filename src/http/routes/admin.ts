@@ -52,21 +52,28 @@ export async function adminRoutes(
   const { services, adminTokens } = opts;
   app.decorateRequest('actor', null);
 
+  // One set of use cases per admin token, made once: the actors are known in advance.
+  const actors = new Map(adminTokens.map((t) => [`admin:${t.name}`, services.as(`admin:${t.name}`)]));
   /** The use cases acting as the caller. Every handler goes through this, so none can act unaudited. */
   const s = (request: FastifyRequest) => {
-    if (request.actor === null) throw new Error('An admin request reached a handler without an actor.');
-    return services.as(request.actor);
+    const acting = request.actor === null ? undefined : actors.get(request.actor);
+    if (!acting) throw new Error('An admin request reached a handler without an actor.');
+    return acting;
   };
 
   const expected = adminTokens.map((t) => ({ token: t, digest: secretDigest(t.token) }));
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const presented = bearer(request.headers.authorization);
     // Every token is compared, in constant time, so the time taken says nothing about which matched.
     const digest = secretDigest(presented ?? '');
     let match: AdminToken | undefined;
     for (const e of expected) if (sameDigest(digest, e.digest) && presented) match = e.token;
-    if (!match) throw new ApiError('invalid_admin_token');
+    if (!match) {
+      done(new ApiError('invalid_admin_token'));
+      return;
+    }
     request.actor = `admin:${match.name}`;
+    done();
   });
 
   app.post(
