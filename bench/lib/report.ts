@@ -248,7 +248,7 @@ export const countName = (n: number) =>
 
 function databaseLine(backend: Backend, info: RunInfo): string {
   if (backend === 'sqlite')
-    return `sqlite: a scratch database file in ${tmpdir()} (journal WAL, synchronous FULL)`;
+    return `sqlite: a scratch database file in ${tmpdir()} (journal WAL, synchronous NORMAL, each write answered after an fdatasync of the WAL)`;
   const pg = info.postgres;
   if (!pg) return 'postgres: ?';
   return `postgres: PostgreSQL ${pg.version} at ${pg.url}${pg.local ? ' (on this machine: it shares the cores)' : ''}, scratch schema${pg.schema ? ` ${pg.schema}` : 's'}, pool ${pg.poolSize} connections, synchronous_commit ${pg.synchronousCommit}`;

@@ -14,7 +14,7 @@
  * - SQLite: one prepared statement per table, one transaction per batch, with `journal_mode=OFF`,
  *   `synchronous=OFF` and a 1 GiB page cache while seeding (a crash leaves a corrupt file: seed
  *   only a scratch file that no server has open); `journal_mode=WAL` is restored at the end, and
- *   `synchronous` is a setting of the connection only (toolgate sets FULL on its own).
+ *   `synchronous` is a setting of the connection only (toolgate sets its own).
  * - PostgreSQL: multi-row `INSERT … SELECT … FROM unnest($1::text[], …)`, one per table and batch,
  *   each batch's statements sent while the next batch is being generated; `synchronous_commit=off`
  *   for this session only. Indexes stay as the migration made them. Then `VACUUM ANALYZE` of the

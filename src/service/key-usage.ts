@@ -1,6 +1,7 @@
 /**
  * @module Records when each key was last used, off the hot path: authentication notes the time in
- * memory, and a timer writes what accumulated in one statement (and once more at shutdown).
+ * memory, and a timer writes what accumulated (and once more at shutdown), in transactions of at
+ * most `chunkSize` keys so that no single write holds the event loop (SQLite) or the rows for long.
  */
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
@@ -13,6 +14,7 @@ export class KeyUsageRecorder {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly intervalMs = 5_000,
+    private readonly chunkSize = 200,
   ) {}
 
   touch(keyId: string): void {
@@ -30,13 +32,16 @@ export class KeyUsageRecorder {
 
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
-    const batch = this.pending;
+    const batch = [...this.pending].map(([id, at]) => ({ id, at }));
     this.pending = new Map();
-    try {
-      await this.store.touchApiKeys([...batch].map(([id, at]) => ({ id, at })));
-    } catch (err) {
-      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
-      throw err;
+    for (let i = 0; i < batch.length; i += this.chunkSize) {
+      try {
+        await this.store.touchApiKeys(batch.slice(i, i + this.chunkSize));
+      } catch (err) {
+        // What was not written goes back, unless a newer use was noted meanwhile.
+        for (const { id, at } of batch.slice(i)) if (!this.pending.has(id)) this.pending.set(id, at);
+        throw err;
+      }
     }
   }
 

@@ -8,8 +8,8 @@ import type { Store } from '../../src/store/store.js';
 import { accountWithKey, type Harness, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
 
 /** Services on `store` whose authentications are noted by a recorder of their own. */
-function recording(store: Store, clock: Clock) {
-  const recorder = new KeyUsageRecorder(store, clock);
+function recording(store: Store, clock: Clock, chunkSize?: number) {
+  const recorder = new KeyUsageRecorder(store, clock, 5_000, chunkSize);
   const services = createServices({
     store,
     clock,
@@ -35,6 +35,18 @@ describe('key last-use times', () => {
     expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBeNull();
     await recorder.flush();
     expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+  });
+
+  it('are written in chunks, every one of them', async () => {
+    const { recorder, services } = recording(h.store, h.clock, 2);
+    const keys = [];
+    for (let i = 0; i < 5; i++) keys.push(await accountWithKey(services, { name: `Acme ${i}` }));
+    h.clock.advance(60);
+    for (const { key } of keys) expect((await services.keys.authenticate(key)).ok).toBe(true);
+    await recorder.flush();
+    for (const { keyId } of keys) {
+      expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+    }
   });
 
   it('are not noted for a refused key', async () => {
