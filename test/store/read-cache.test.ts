@@ -204,6 +204,34 @@ cacheSuite(
 
 const available = await postgresAvailable();
 describe.skipIf(!available)('PostgreSQL', () => {
+  it('turns the cache back on after a heartbeat came late (a stalled event loop)', async () => {
+    const schema = scratchSchemaName();
+    const a = new PostgresStore({ url: POSTGRES_URL, schema });
+    try {
+      await a.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+      const sa = createServices({
+        store: a,
+        clock: new FixedClock(T0),
+        keyPrefix: 'tg',
+        keySecret: KEY_SECRET,
+      });
+      const { accountId } = await accountWithKey(sa);
+      const cached = () => a.getSnapshot(accountId).then(() => a.cachedSnapshot(accountId) !== undefined);
+      expect(await until(cached, (c) => c, 3_000)).toBe(true);
+      // The event loop stalls past the heartbeat's allowance: the cache may not be trusted...
+      const end = Date.now() + 2_700;
+      while (Date.now() < end) {
+        // busy: nothing else runs
+      }
+      expect(a.cachedSnapshot(accountId)).toBeUndefined();
+      // ...until the next heartbeat answers, and then it serves again.
+      expect(await until(cached, (c) => c, 3_000)).toBe(true);
+    } finally {
+      await a.dropSchema().catch(() => {});
+      await a.close();
+    }
+  });
+
   // PostgreSQL: the change arrives by NOTIFY, on commit; allow it the moment it takes to arrive.
   cacheSuite(
     'PostgreSQL',

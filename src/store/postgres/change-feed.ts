@@ -40,7 +40,12 @@ export class ChangeFeed {
 
   /** Whether the cache may be used now. */
   healthy(): boolean {
-    if (this.client && Date.now() - this.lastAlive <= HEALTHY_MS) return true;
+    if (this.client && Date.now() - this.lastAlive <= HEALTHY_MS) {
+      // Back after a late heartbeat (a stalled event loop, a slow server): every notification sent
+      // before the last heartbeat's answer has arrived, so the cache starts again, empty.
+      if (!this.cache.enabled) this.cache.setEnabled(true);
+      return true;
+    }
     if (this.cache.enabled) this.cache.setEnabled(false);
     return false;
   }
