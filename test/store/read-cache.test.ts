@@ -121,8 +121,13 @@ function cacheSuite(
           // SQLite brings the cached snapshot up to date in place; PostgreSQL drops it.
           const cached = a.cachedSnapshot(accountId);
           expect(cached !== undefined).toBe(updatesInPlace);
-          // The other connection reads the database itself; the cache must agree with it.
-          const truth = await b.getSnapshot(accountId);
+          // The other connection's view, once this change has reached it (PostgreSQL: by NOTIFY).
+          const spent = (i * (i + 1)) / 2;
+          const truth = await until(
+            () => b.getSnapshot(accountId),
+            (t) => t?.account.tokenBalance === before.account.tokenBalance - spent,
+            notifyMs,
+          );
           if (cached) expect(cached).toEqual(truth);
           expect(await a.getSnapshot(accountId)).toEqual(truth);
         }
