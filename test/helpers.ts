@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { FixedClock } from '../src/domain/clock.js';
-import { DEFAULT_PLANS } from '../src/domain/plans.js';
+import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { buildApp } from '../src/http/app.js';
 import type { Tool } from '../src/http/tools/tool.js';
 import { createServices, type Services } from '../src/service/index.js';
@@ -14,6 +14,19 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 export const T0 = Date.UTC(2026, 3, 15, 13, 55, 29);
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const KEY_SECRET = 'test-key-secret-0123456789abcdef0123456789';
+
+/** Plan limits in slot order: enrich records 5h, 1w, requests 5h, then the same for search. */
+export const limits = (
+  er5: number,
+  er1: number,
+  eq5: number,
+  sr5: number,
+  sr1: number,
+  sq5: number,
+): PlanLimits => ({
+  enrich: { records: { '5h': er5, '1w': er1 }, requests: { '5h': eq5 } },
+  search: { records: { '5h': sr5, '1w': sr1 }, requests: { '5h': sq5 } },
+});
 
 export function scratchDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));

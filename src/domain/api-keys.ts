@@ -43,7 +43,8 @@ export function isWellFormedKey(key: string, prefix: string): boolean {
   return true;
 }
 
-export function digestKey(secret: string, key: string): string {
+/** HMAC-SHA256 of the key in hex; the secret as text, or as a KeyObject made once from that text. */
+export function digestKey(secret: string | KeyObject, key: string): string {
   return createHmac('sha256', secret).update(key).digest('hex');
 }
 
@@ -68,7 +69,7 @@ export class KeyDigests {
 
   /** digestKey(secret, key), from memory when the key authenticated before. */
   of(key: string): string {
-    return this.known.get(key) ?? createHmac('sha256', this.secret).update(key).digest('hex');
+    return this.known.get(key) ?? digestKey(this.secret, key);
   }
 
   remember(key: string, digest: string): void {

@@ -26,9 +26,14 @@ function policyHeader(name: string, limit: number, windowSeconds: number): strin
   return `"${name}";q=${limit};w=${windowSeconds}`;
 }
 
+/** Where the caller stands: the RateLimit header. */
+function stateHeader(name: string, s: LimitState): string {
+  return `"${name}";r=${s.remaining};t=${s.resetSeconds}`;
+}
+
 function advertise(reply: FastifyReply, name: string, policy: string, s: LimitState): void {
   reply.header('ratelimit-policy', policy);
-  reply.header('ratelimit', `"${name}";r=${s.remaining};t=${s.resetSeconds}`);
+  reply.header('ratelimit', stateHeader(name, s));
 }
 
 function refuse(s: LimitState, message: string, headers: Record<string, string> = {}): ApiError {
@@ -67,7 +72,7 @@ export class RateLimits {
     if (!s.allowed) {
       throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {
         'ratelimit-policy': this.authPolicy,
-        ratelimit: `"${AUTH_POLICY}";r=${s.remaining};t=${s.resetSeconds}`,
+        ratelimit: stateHeader(AUTH_POLICY, s),
       });
     }
   }

@@ -52,8 +52,7 @@ export class Services {
    * once per snapshot per second.
    */
   async accountViewJson(accountId: string): Promise<string | undefined> {
-    const snapshot =
-      this.deps.store.cachedSnapshot(accountId) ?? (await this.deps.store.getSnapshot(accountId));
+    const snapshot = await this.deps.store.getSnapshot(accountId);
     return snapshot && this.render(snapshot);
   }
 

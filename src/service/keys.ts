@@ -75,9 +75,7 @@ export class KeyService {
     if (typeof digest !== 'string') return digest;
     const key = presented as string;
     const found =
-      this.deps.store.cachedKey(digest) ??
-      (await this.deps.store.findActiveKey(digest)) ??
-      (await this.underPreviousSecret(key, digest));
+      (await this.deps.store.findActiveKey(digest)) ?? (await this.underPreviousSecret(key, digest));
     if (!found) {
       this.digests.forget(key);
       return fail('invalid_api_key');

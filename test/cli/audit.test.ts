@@ -1,16 +1,9 @@
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../src/service/views.js';
 import { type Scratch, scratch } from './run-cli.js';
 
-interface Entry {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  account_id: string | null;
-  target_id: string | null;
-  details: Record<string, unknown>;
-}
+type Entry = AuditRecord;
 
 const ACTOR = `cli:${userInfo().username}`;
 

@@ -3,7 +3,6 @@ import {
   applyLimitAssignments,
   DEFAULT_PLANS,
   limitOf,
-  type PlanLimits,
   parseSlot,
   slotName,
   validateLimits,
@@ -11,6 +10,7 @@ import {
   WINDOW_SECONDS,
   WINDOW_SLOTS,
 } from '../../src/domain/plans.js';
+import { limits } from '../helpers.js';
 
 const ALL = [
   'enrich.records.5h=1',
@@ -20,18 +20,6 @@ const ALL = [
   'search.records.1w=5',
   'search.requests.5h=6',
 ];
-
-const limits = (
-  er5: number,
-  er1: number,
-  eq5: number,
-  sr5: number,
-  sr1: number,
-  sq5: number,
-): PlanLimits => ({
-  enrich: { records: { '5h': er5, '1w': er1 }, requests: { '5h': eq5 } },
-  search: { records: { '5h': sr5, '1w': sr1 }, requests: { '5h': sq5 } },
-});
 
 describe('the default plan catalogue', () => {
   it('has exactly the figures of the product table', () => {

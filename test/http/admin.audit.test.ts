@@ -4,6 +4,7 @@ import { digestKey } from '../../src/domain/api-keys.js';
 import { buildApp } from '../../src/http/app.js';
 import { TOOLS } from '../../src/http/tools/index.js';
 import type { MeteredTool } from '../../src/http/tools/tool.js';
+import type { AuditRecord } from '../../src/service/views.js';
 import { type AppHarness, accountWithKey, KEY_SECRET, scratchServices } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -24,15 +25,7 @@ const lookup: MeteredTool = {
   },
 };
 
-interface Entry {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  account_id: string | null;
-  target_id: string | null;
-  details: Record<string, unknown>;
-}
+type Entry = AuditRecord;
 
 describe('admin API, audit trail', () => {
   let h: AppHarness;

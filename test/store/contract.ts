@@ -27,6 +27,7 @@ import {
 import type { User } from '../../src/domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import type { LedgerAppend, Store, UsageCommit } from '../../src/store/store.js';
+import { limits } from '../helpers.js';
 
 export interface StoreFixture {
   /** A store on an empty database: not migrated yet. */
@@ -39,18 +40,6 @@ export interface StoreFixture {
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 const H5 = 18_000;
 const W1 = 604_800;
-
-const limits = (
-  er5: number,
-  er1: number,
-  eq5: number,
-  sr5: number,
-  sr1: number,
-  sq5: number,
-): PlanLimits => ({
-  enrich: { records: { '5h': er5, '1w': er1 }, requests: { '5h': eq5 } },
-  search: { records: { '5h': sr5, '1w': sr1 }, requests: { '5h': sq5 } },
-});
 
 /** Small limits, so that a few hundred random consumptions run into them often. */
 const TINY: Plan = { id: 'tiny', unlimited: false, limits: limits(20, 50, 6, 10, 30, 4) };
