@@ -10,7 +10,6 @@
  * stands (`RateLimit: "per-key";r=<remaining>`), the lowest remaining is kept too: the limiter's own
  * count of the busiest key in its busiest window.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 import { percentile } from './stats.js';
 
@@ -64,6 +63,16 @@ export interface LoadOptions {
   duration: number;
 }
 
+/** A request as given to autocannon, with the slot its answers count against. */
+type SlottedRequest = autocannon.Request & { slot: number };
+
+/** What autocannon's client has but its types do not show: the request it is sending now. */
+interface InternalClient {
+  requestIterator: { currentRequest: SlottedRequest };
+  /** Emitted by its parser (http-parser-js) with the status line and the raw header list. */
+  on(event: 'headers', listener: (info: { headers: string[] }) => void): void;
+}
+
 let current: autocannon.Instance | null = null;
 
 /** Stops the run in progress, if any (SIGINT). */
@@ -83,7 +92,8 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
   let maxPerSecond = 0;
   let limit: number | null = null;
   let minRemaining: number | null = null;
-  const track = (slot: number, headers: IncomingHttpHeaders | undefined) => {
+  /** One answer for `slot`; `raw` is its header list as parsed, [name, value, name, value, ...]. */
+  const track = (slot: number, raw: readonly string[]) => {
     const now = Math.floor(Date.now() / 1000);
     if (now !== second) {
       perSecond.fill(0);
@@ -91,8 +101,16 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
     }
     const n = ++perSecond[slot]!;
     if (n > maxPerSecond) maxPerSecond = n;
-    const state = headers?.ratelimit;
-    if (typeof state !== 'string' || !state.startsWith('"per-key"')) return;
+    let state: string | undefined;
+    let policy: string | undefined;
+    for (let h = 0; h < raw.length; h += 2) {
+      const name = raw[h]!;
+      // Only names of these two lengths can matter: most headers are skipped without a comparison.
+      if (name.length === 9 && name.toLowerCase() === 'ratelimit') state = raw[h + 1];
+      else if (name.length === 16 && limit === null && name.toLowerCase() === 'ratelimit-policy')
+        policy = raw[h + 1];
+    }
+    if (state === undefined || !state.startsWith('"per-key"')) return;
     const at = state.indexOf(';r=');
     if (at < 0) return;
     const end = state.indexOf(';', at + 3);
@@ -100,22 +118,18 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
     if (Number.isFinite(remaining) && (minRemaining === null || remaining < minRemaining))
       minRemaining = remaining;
     if (limit === null) {
-      const policy = headers?.['ratelimit-policy'];
-      const q = typeof policy === 'string' ? /;q=(\d+)/.exec(policy) : null;
+      const q = policy === undefined ? null : /;q=(\d+)/.exec(policy);
       if (q) limit = Number(q[1]);
     }
   };
-  // Every connection's copy of a request notes its answers against the request's slot.
-  const copy = (r: LoadRequest, i: number): autocannon.Request => {
-    const slot = slotOf[i]!;
-    return {
-      method: r.method,
-      path: r.path,
-      headers: { ...r.headers },
-      ...(r.body === undefined ? {} : { body: r.body }),
-      onResponse: (_status, _body, _context, headers) => track(slot, headers),
-    };
-  };
+  // Each connection's copy of a request carries the request's slot.
+  const copy = (r: LoadRequest, i: number): SlottedRequest => ({
+    method: r.method,
+    path: r.path,
+    headers: { ...r.headers },
+    ...(r.body === undefined ? {} : { body: r.body }),
+    slot: slotOf[i]!,
+  });
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -127,6 +141,12 @@ export function runLoad(url: string, requests: readonly LoadRequest[], opts: Loa
           const offset = Math.floor((clientIndex++ * requests.length) / opts.connections) % requests.length;
           const all = requests.map(copy);
           client.setRequests([...all.slice(offset), ...all.slice(0, offset)]);
+          // The answer's headers, as the client's parser gives them, against the slot of the request
+          // in flight (one per connection: no pipelining). Not autocannon's onResponse: that builds a
+          // header object per answer, which costs the load generator more the more headers an
+          // answer has, and so would charge toolgate's own headers to the load generator.
+          const internal = client as unknown as InternalClient;
+          internal.on('headers', (info) => track(internal.requestIterator.currentRequest.slot, info.headers));
         },
         requests: requests.map(copy),
       },
