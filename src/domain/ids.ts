@@ -15,6 +15,8 @@ const TWO_40 = 2 ** 40;
 let lastTime = -1;
 let high = 0;
 let low = 0;
+// The encoded time and high half, which change only with the millisecond (or a carry): made once.
+let head = '';
 
 // Random bytes drawn in bulk: one system call per 256 ids, not one per id.
 const pool = Buffer.alloc(10 * 256);
@@ -49,12 +51,14 @@ export function newId(kind: IdKind, nowMs: number = Date.now()): string {
     if (low >= TWO_40) {
       low = 0;
       high += 1;
+      head = encode(lastTime, 10) + encode(high, 8);
     }
   } else {
     lastTime = time;
     freshRandom();
+    head = encode(lastTime, 10) + encode(high, 8);
   }
-  return `${kind}_${encode(lastTime, 10)}${encode(high, 8)}${encode(low, 8)}`;
+  return `${kind}_${head}${encode(low, 8)}`;
 }
 
 const ID_PATTERN = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;

@@ -10,6 +10,18 @@ describe('ids', () => {
     expect(a < b).toBe(true);
   });
 
+  it('encode the millisecond they were made in, also after ids of an earlier one', () => {
+    // Crockford base32 of the time, 10 characters: what the first part of the id must say.
+    const time = (ms: number) => {
+      let out = '';
+      for (let v = ms, i = 0; i < 10; i++, v = Math.floor(v / 32))
+        out = '0123456789abcdefghjkmnpqrstvwxyz'[v % 32] + out;
+      return out;
+    };
+    const t = 1_800_000_000_000;
+    for (const ms of [t, t, t + 1, t + 1, t + 1_000]) expect(newId('req', ms).slice(4, 14)).toBe(time(ms));
+  });
+
   it('are unique for the same millisecond', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newId('req', 5)));
     expect(ids.size).toBe(1000);
