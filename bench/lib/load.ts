@@ -54,7 +54,14 @@ export interface Sample {
    * load, this process (the load generator), toolgate's PostgreSQL backends, and every other process
    * on the machine (noise). null: not measurable.
    */
-  cpu?: { server: number | null; loadgen: number; database: number | null; others: number | null };
+  cpu?: {
+    server: number | null;
+    loadgen: number;
+    database: number | null;
+    others: number | null;
+    /** Cores the hypervisor took away (steal): not ours, not anyone's on this machine. */
+    stolen: number | null;
+  };
 }
 
 export interface LoadOptions {

@@ -319,6 +319,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
             load_generator: round3(r.cpu.loadgen),
             postgres_backends: round3(r.cpu.database),
             other_processes: round3(r.cpu.others),
+            stolen_by_hypervisor: round3(r.cpu.stolen),
           }
         : null,
     })),

@@ -7,7 +7,7 @@
  */
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
-import { cpuSeconds, machineBusySeconds, ownCpuSeconds } from './cpu.js';
+import { cpuSeconds, machineBusySeconds, machineStealSeconds, ownCpuSeconds } from './cpu.js';
 import { type LoadRequest, type PerKeyRate, runLoad, type Sample } from './load.js';
 import { type PeakMemory, PeakWatch } from './memory.js';
 import type { PgMonitor } from './postgres.js';
@@ -93,12 +93,14 @@ export async function alternate(
       server: cpuSeconds(child.process.pid),
       loadgen: ownCpuSeconds(),
       machine: machineBusySeconds(),
+      steal: machineStealSeconds(),
       at: performance.now(),
     };
     const sample = await runLoad(side.target.url, side.requests, { ...load, duration: seconds });
     const server = cpuSeconds(child.process.pid);
     const loadgen = ownCpuSeconds() - before.loadgen;
     const busy = machineBusySeconds();
+    const steal = machineStealSeconds();
     const wall = (performance.now() - before.at) / 1000;
     const database = watch ? await watch.stop() : null;
     if (child.hasExited()) throw new Error(`${child.name} died during ${label}:\n${child.output()}`);
@@ -115,6 +117,7 @@ export async function alternate(
       loadgen: cores(loadgen)!,
       database: cores(database),
       others: cores(others),
+      stolen: steal === null || before.steal === null ? null : cores(steal - before.steal),
     };
     progress(`  ${label.padEnd(12)} ${side.name.padEnd(width)} ${describe(sample)}`);
     // Let connections close and the server settle before the other side's turn.
@@ -304,7 +307,7 @@ function cpuLines(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): str
   };
   const one = (s: SideResult, postgres: boolean) => {
     const db = postgres ? `, postgres backends ${cores(s.rounds, (c) => c.database)}` : '';
-    return `${s.name} ${cores(s.rounds, (c) => c.server)}${db} + load generator ${cores(s.rounds, (c) => c.loadgen)} (rest of the machine ${cores(s.rounds, (c) => c.others)})`;
+    return `${s.name} ${cores(s.rounds, (c) => c.server)}${db} + load generator ${cores(s.rounds, (c) => c.loadgen)} (rest of the machine ${cores(s.rounds, (c) => c.others)}, taken by the hypervisor ${cores(s.rounds, (c) => c.stolen)})`;
   };
   const oneUs = (s: SideResult, postgres: boolean) => {
     const db = postgres ? ` + postgres backends ${perRequest(s.rounds, (c) => c.database)}` : '';
@@ -322,7 +325,8 @@ function describe(s: Sample): string {
       ? `  !! non-2xx ${s.non2xx} ${JSON.stringify(s.statusCodes)}, errors ${s.errors}`
       : '';
   const limiter = s.perKey.limiterMaxCount === null ? '' : ` (limiter ${s.perKey.limiterMaxCount})`;
-  return `${Math.round(s.rps).toString().padStart(7)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  busiest key ${s.perKey.maxPerSecond}/s${limiter}${bad}`;
+  const stolen = s.cpu?.stolen ? `  steal ${s.cpu.stolen.toFixed(2)} cores` : '';
+  return `${Math.round(s.rps).toString().padStart(7)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  busiest key ${s.perKey.maxPerSecond}/s${limiter}${stolen}${bad}`;
 }
 
 /** The first request, sent once to each side: 2xx from both, and the scenario's check on toolgate's body. */
