@@ -38,36 +38,33 @@ export function ownCpuSeconds(): number {
   return (u.user + u.system) / 1e6;
 }
 
-/**
- * CPU seconds the whole machine has spent busy so far (every state but idle and iowait, summed over
- * the cores), from /proc/stat; null when it cannot be read. Minus what the bench's own processes
- * used, that is the CPU taken by everything else on the machine: noise, on a shared machine.
- */
-export function machineBusySeconds(): number | null {
-  const t = machineTicks();
-  if (!t) return null;
-  // user nice system idle iowait irq softirq steal: busy is all but idle, iowait and steal (time
-  // the hypervisor gave to other machines); guest time is already counted in user and nice.
-  const busy = t.slice(0, 8).reduce((a, b) => a + b, 0) - (t[3] ?? 0) - (t[4] ?? 0) - (t[7] ?? 0);
-  return Number.isFinite(busy) ? busy / TICKS_PER_SECOND : null;
+/** The whole machine's CPU seconds so far (summed over the cores), from one read of /proc/stat. */
+export interface MachineSeconds {
+  /**
+   * Busy: every state but idle, iowait and steal. Minus what the bench's own processes used, that
+   * is the CPU taken by everything else on the machine: noise, on a shared machine.
+   */
+  busy: number;
+  /**
+   * Steal: time this virtual machine's cores were ready to run but the hypervisor ran another
+   * machine instead. A round that lost cores this way measured a slower machine than its neighbours.
+   */
+  steal: number;
 }
 
-/**
- * CPU seconds so far that this virtual machine's cores were ready to run but the hypervisor ran
- * another machine instead (steal, from /proc/stat); null when it cannot be read. A round that lost
- * cores this way measured a slower machine than its neighbours did.
- */
-export function machineStealSeconds(): number | null {
-  const steal = machineTicks()?.[7];
-  return steal !== undefined && Number.isFinite(steal) ? steal / TICKS_PER_SECOND : null;
-}
-
-/** The fields of /proc/stat's "cpu" line (ticks summed over the cores), or null. */
-function machineTicks(): number[] | null {
+/** The machine's busy and stolen CPU seconds so far; null when they cannot be read (not Linux). */
+export function machineSeconds(): MachineSeconds | null {
+  let t: number[];
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
-    return line.trim().split(/\s+/).slice(1).map(Number);
+    t = line.trim().split(/\s+/).slice(1).map(Number);
   } catch {
     return null;
   }
+  // user nice system idle iowait irq softirq steal; guest time is already counted in user and nice.
+  const steal = t[7] ?? 0;
+  const busy = t.slice(0, 8).reduce((a, b) => a + b, 0) - (t[3] ?? 0) - (t[4] ?? 0) - steal;
+  return Number.isFinite(busy) && Number.isFinite(steal)
+    ? { busy: busy / TICKS_PER_SECOND, steal: steal / TICKS_PER_SECOND }
+    : null;
 }

@@ -7,7 +7,7 @@
  */
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
-import { cpuSeconds, machineBusySeconds, machineStealSeconds, ownCpuSeconds } from './cpu.js';
+import { cpuSeconds, machineSeconds, ownCpuSeconds } from './cpu.js';
 import { type LoadRequest, type PerKeyRate, runLoad, type Sample } from './load.js';
 import { type PeakMemory, PeakWatch } from './memory.js';
 import type { PgMonitor } from './postgres.js';
@@ -92,15 +92,13 @@ export async function alternate(
     const before = {
       server: cpuSeconds(child.process.pid),
       loadgen: ownCpuSeconds(),
-      machine: machineBusySeconds(),
-      steal: machineStealSeconds(),
+      machine: machineSeconds(),
       at: performance.now(),
     };
     const sample = await runLoad(side.target.url, side.requests, { ...load, duration: seconds });
     const server = cpuSeconds(child.process.pid);
     const loadgen = ownCpuSeconds() - before.loadgen;
-    const busy = machineBusySeconds();
-    const steal = machineStealSeconds();
+    const machine = machineSeconds();
     const wall = (performance.now() - before.at) / 1000;
     const database = watch ? await watch.stop() : null;
     if (child.hasExited()) throw new Error(`${child.name} died during ${label}:\n${child.output()}`);
@@ -109,15 +107,16 @@ export async function alternate(
     // Everything else the machine did meanwhile: other people's processes (and PostgreSQL's own
     // background writers). Not measurable where a figure of ours is missing.
     const others =
-      busy === null || before.machine === null || serverUsed === null || (watch && database === null)
+      machine === null || before.machine === null || serverUsed === null || (watch && database === null)
         ? null
-        : Math.max(0, busy - before.machine - serverUsed - loadgen - (database ?? 0));
+        : Math.max(0, machine.busy - before.machine.busy - serverUsed - loadgen - (database ?? 0));
     sample.cpu = {
       server: cores(serverUsed),
       loadgen: cores(loadgen)!,
       database: cores(database),
       others: cores(others),
-      stolen: steal === null || before.steal === null ? null : cores(steal - before.steal),
+      stolen:
+        machine === null || before.machine === null ? null : cores(machine.steal - before.machine.steal),
     };
     progress(`  ${label.padEnd(12)} ${side.name.padEnd(width)} ${describe(sample)}`);
     // Let connections close and the server settle before the other side's turn.

@@ -82,3 +82,15 @@ export function ledgerDelta(kind: LedgerKind, amount: number): number {
 export function fingerprint(payload: unknown): string {
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex').slice(0, 32);
 }
+
+/**
+ * An idempotency key that was used before: the same request (same fingerprint) gets the stored
+ * answer again, a different one is refused.
+ */
+export function replayOrConflict<T>(
+  storedHash: string,
+  requestHash: string,
+  replay: () => T,
+): T | { kind: 'idempotency_conflict' } {
+  return storedHash === requestHash ? replay() : { kind: 'idempotency_conflict' };
+}

@@ -3,6 +3,7 @@ import {
   fingerprint,
   ledgerDelta,
   MAX_TOKENS,
+  replayOrConflict,
   validateIdempotencyKey,
   validateLedgerRequest,
 } from '../../src/domain/ledger.js';
@@ -93,5 +94,13 @@ describe('fingerprint', () => {
     expect(fingerprint({ kind: 'grant', amount: 5 })).toBe(fingerprint({ kind: 'grant', amount: 5 }));
     expect(fingerprint({ kind: 'grant', amount: 5 })).not.toBe(fingerprint({ kind: 'grant', amount: 6 }));
     expect(fingerprint({ kind: 'grant', amount: 5 })).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('replayOrConflict', () => {
+  it('replays the stored answer for the same request and refuses a different one', () => {
+    const replay = () => ({ kind: 'replayed' as const, response: 42 });
+    expect(replayOrConflict('abc', 'abc', replay)).toEqual({ kind: 'replayed', response: 42 });
+    expect(replayOrConflict('abc', 'abd', replay)).toEqual({ kind: 'idempotency_conflict' });
   });
 });

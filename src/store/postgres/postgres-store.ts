@@ -9,7 +9,7 @@ import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { exceededBy, type WindowState } from '../../domain/fair-use.js';
-import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
+import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
@@ -541,9 +541,10 @@ export class PostgresStore implements Store {
         db,
       );
       if (prior) {
-        return prior.request_hash === entry.requestHash
-          ? { kind: 'replayed', entry: toLedger(prior) }
-          : { kind: 'idempotency_conflict' };
+        return replayOrConflict(prior.request_hash, entry.requestHash, () => ({
+          kind: 'replayed' as const,
+          entry: toLedger(prior),
+        }));
       }
     }
     const delta = ledgerDelta(entry.kind, entry.amount);
@@ -615,9 +616,10 @@ export class PostgresStore implements Store {
         db,
       );
       if (prior) {
-        return prior.request_hash === c.idempotency.requestHash
-          ? { kind: 'replayed', response: JSON.parse(prior.response) }
-          : { kind: 'idempotency_conflict' };
+        return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
+          kind: 'replayed' as const,
+          response: JSON.parse(prior.response),
+        }));
       }
     }
     if (!(await this.one('SELECT 1 FROM accounts WHERE id = $1', [c.accountId], db)))

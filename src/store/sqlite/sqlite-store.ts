@@ -14,7 +14,7 @@ import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { exceededBy, type WindowState } from '../../domain/fair-use.js';
-import { type LedgerEntry, ledgerDelta } from '../../domain/ledger.js';
+import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
@@ -88,6 +88,7 @@ export class SqliteStore implements Store {
   private dataVersion = -1;
   private readonly dataVersionStatement: SqliteStatement;
   private readonly consumeTx: (c: UsageCommit, audit: AuditEntry | undefined) => UsageOutcome;
+  private readonly consumeBatchTx: { immediate(batch: PendingUsage[]): (UsageOutcome | Error)[] };
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -112,6 +113,10 @@ export class SqliteStore implements Store {
       if (outcome.kind === 'committed') this.writeAudit(audit);
       return outcome;
     });
+    // The group commit's transaction: each consumption of the batch in its own savepoint.
+    this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) =>
+      batch.map((item) => this.consumeInSavepoint(item.c, item.audit)),
+    );
   }
 
   /**
@@ -145,7 +150,7 @@ export class SqliteStore implements Store {
 
   /**
    * A write: attempt(fn, changes), answered once what it committed is on disk. Every method that
-   * writes goes through here (or, for consumptions, through flushUsage, which does the same).
+   * writes goes through here, the group commit of consumptions (flushUsage) included.
    */
   private async write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
     if (this.walSync?.failure) throw this.walSync.failure;
@@ -595,9 +600,10 @@ export class SqliteStore implements Store {
         entry.idempotencyKey,
       ) as LedgerRow | undefined;
       if (prior) {
-        return prior.request_hash === entry.requestHash
-          ? { kind: 'replayed', entry: toLedger(prior) }
-          : { kind: 'idempotency_conflict' };
+        return replayOrConflict(prior.request_hash, entry.requestHash, () => ({
+          kind: 'replayed' as const,
+          entry: toLedger(prior),
+        }));
       }
     }
     const delta = ledgerDelta(entry.kind, entry.amount);
@@ -664,12 +670,8 @@ export class SqliteStore implements Store {
       setImmediate(() => void this.flushUsage());
     }
     try {
-      if (this.walSync?.failure) throw this.walSync.failure;
-      const outcomes = await this.attempt(
-        () =>
-          this.db
-            .transaction(() => batch.map((item) => this.consumeInSavepoint(item.c, item.audit)))
-            .immediate(),
+      const outcomes = await this.write(
+        () => this.consumeBatchTx.immediate(batch),
         // Committed in this synchronous step, under the write lock: the cached snapshots are updated
         // to what was committed. Refused ones changed nothing; a failed batch forgets them all.
         (outcomes): Change[] =>
@@ -681,7 +683,6 @@ export class SqliteStore implements Store {
               )
             : batch.map((item) => ({ account: item.c.accountId })),
       );
-      await this.walSync?.durable();
       batch.forEach((item, i) => {
         const outcome = outcomes[i]!;
         if (outcome instanceof Error) item.reject(outcome);
@@ -712,9 +713,10 @@ export class SqliteStore implements Store {
         'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
       ).get(c.accountId, c.idempotency.key) as { request_hash: string; response: string } | undefined;
       if (prior) {
-        return prior.request_hash === c.idempotency.requestHash
-          ? { kind: 'replayed', response: JSON.parse(prior.response) }
-          : { kind: 'idempotency_conflict' };
+        return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
+          kind: 'replayed' as const,
+          response: JSON.parse(prior.response),
+        }));
       }
     }
     if (!this.sql('SELECT 1 FROM accounts WHERE id = ?').get(c.accountId)) return { kind: 'not_found' };
