@@ -722,16 +722,17 @@ export class SqliteStore implements Store {
     if (!this.sql('SELECT 1 FROM accounts WHERE id = ?').get(c.accountId)) return { kind: 'not_found' };
     for (const inc of c.increments) {
       // One conditional upsert per window: starts the window if it is not running, adds if it fits.
-      const row = this.sql(
+      // Its change count says which (no RETURNING: SQLite buffers returned rows, which costs more
+      // than the upsert itself, and windowsOf reads them all back below anyway).
+      const { changes } = this.sql(
         `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
          SELECT @account, @category, @unit, @win, @now, @now + @length, @amount WHERE @amount <= @limit
          ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
            used       = CASE WHEN w.ends_at <= @now THEN excluded.used ELSE w.used + excluded.used END,
            started_at = CASE WHEN w.ends_at <= @now THEN excluded.started_at ELSE w.started_at END,
            ends_at    = CASE WHEN w.ends_at <= @now THEN excluded.ends_at ELSE w.ends_at END
-         WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit
-         RETURNING used`,
-      ).get({
+         WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit`,
+      ).run({
         account: c.accountId,
         category: inc.category,
         unit: inc.unit,
@@ -741,7 +742,7 @@ export class SqliteStore implements Store {
         amount: inc.amount,
         limit: inc.limit,
       });
-      if (!row) {
+      if (changes === 0) {
         throw new Rollback({
           kind: 'exceeded',
           exceeded: exceededBy(inc, this.windowsOf(c.accountId), c.now),
