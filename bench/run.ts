@@ -21,6 +21,7 @@ import { runScenario, type ScenarioResult } from './lib/runner.js';
 import { runScale, type ScaleResult } from './lib/scale.js';
 import {
   profileToolgateInto,
+  shippedNodeArgs,
   startBaseline,
   startToolgatePostgres,
   startToolgateSqlite,
@@ -56,7 +57,14 @@ async function main(): Promise<number> {
     profileToolgateInto(dir);
     progress(`bench: toolgate's CPU profiles go to ${dir}`);
   }
-  const info: RunInfo = { machine: machine(), opts, postgres: null, skipped: [], commit: commit() };
+  const info: RunInfo = {
+    machine: machine(),
+    opts,
+    postgres: null,
+    skipped: [],
+    commit: commit(),
+    toolgate_node_args: shippedNodeArgs(),
+  };
   const t0 = Date.now();
 
   let backends = opts.backends;

@@ -40,6 +40,8 @@ export interface RunInfo {
   skipped: { backend: Backend; reason: string }[];
   /** The commit of the working tree measured (git HEAD, `+dirty` when it has changes), if known. */
   commit: string | null;
+  /** The Node flags toolgate ran with: those of `npm start`. */
+  toolgate_node_args: string[];
 }
 
 export interface PostgresInfo {
@@ -128,6 +130,7 @@ export function table(
   const lines: string[] = [];
   lines.push(
     `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start${info.commit ? `; toolgate at ${info.commit}` : ''}`,
+    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}; the baseline: node baseline-server.js`,
   );
   lines.push(
     `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,
@@ -333,6 +336,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
   return {
     generated_at: new Date().toISOString(),
     commit: info.commit,
+    toolgate_node_args: info.toolgate_node_args,
     machine: { ...m, loadavg_1m_at_end: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
     options: { ...opts, postgresUrl: redactUrl(opts.postgresUrl) },
     method: METHOD,

@@ -1,9 +1,9 @@
 /**
  * @module The servers under load, each a real child process: the bare-Fastify baseline, and toolgate
- * as it ships (`node dist/main.js`), on SQLite or on PostgreSQL.
+ * as it ships (`npm start`'s command line, read from package.json), on SQLite or on PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './args.js';
 import { createScratchSchema, PgMonitor, withApplicationName } from './postgres.js';
@@ -31,6 +31,24 @@ let toolgateNodeArgs: string[] = [];
  */
 export function profileToolgateInto(dir: string): void {
   toolgateNodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
+/**
+ * The Node flags toolgate ships with: those of `npm start` (package.json `scripts.start`, which must
+ * read `node [flags] dist/main.js`), so the bench runs what an operator runs, memory settings included.
+ */
+export function shippedNodeArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts?: { start?: string };
+  };
+  const words = (pkg.scripts?.start ?? '').trim().split(/\s+/);
+  if (
+    words[0] !== 'node' ||
+    words.at(-1) !== 'dist/main.js' ||
+    words.slice(1, -1).some((w) => !w.startsWith('-'))
+  )
+    throw new Error(`package.json scripts.start is "${pkg.scripts?.start}", not "node [flags] dist/main.js"`);
+  return words.slice(1, -1);
 }
 
 /** bench/baseline-server.ts, compiled beside this module's directory. */
@@ -87,7 +105,7 @@ export async function startToolgatePostgres(
 }
 
 /**
- * toolgate as it ships (`node dist/main.js`) on the database `env` names. It logs at `warn` so
+ * toolgate as it ships (`npm start`: `node [shipped flags] dist/main.js`) on the database `env` names. It logs at `warn` so
  * request logging costs nothing (as in production), which means its 'toolgate listening' line is not
  * printed: so it gets a port found free a moment before, is polled on /healthz until it answers with
  * the expected store, and is started again on another port if that one was taken in between.
@@ -96,14 +114,19 @@ async function startToolgate(backend: Backend, env: Record<string, string>): Pro
   const main = join(ROOT, 'dist', 'main.js');
   if (!existsSync(main))
     throw new Error(`${main} is missing: run \`npm run build\` first (npm run bench does).`);
+  const shipped = shippedNodeArgs();
   const adminToken = randomBytes(24).toString('hex');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const profile =
+    const nodeArgs =
       toolgateNodeArgs.length > 0
-        ? [...toolgateNodeArgs, `--cpu-prof-name=toolgate-${backend}-${Date.now()}-${process.pid}.cpuprofile`]
-        : [];
+        ? [
+            ...shipped,
+            ...toolgateNodeArgs,
+            `--cpu-prof-name=toolgate-${backend}-${Date.now()}-${process.pid}.cpuprofile`,
+          ]
+        : shipped;
     const child = spawnNode(
       `toolgate (${backend})`,
       main,
@@ -117,7 +140,7 @@ async function startToolgate(backend: Backend, env: Record<string, string>): Pro
         // bench rotates over enough keys that it never refuses (lib/load.ts counts the busiest key).
         ...env,
       },
-      profile,
+      nodeArgs,
     );
     try {
       await waitUntil(child, async () => {
