@@ -4,6 +4,8 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 export interface SqliteStatement {
   /** Rows as their first column's value. */
   pluck(): SqliteStatement;
+  /** Rows as arrays of column values, in the order the statement names them. */
+  raw(): SqliteStatement;
   run(...params: unknown[]): { changes: number };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
