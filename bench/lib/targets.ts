@@ -105,10 +105,11 @@ export async function startToolgatePostgres(
 }
 
 /**
- * toolgate as it ships (`npm start`: `node [shipped flags] dist/main.js`) on the database `env` names. It logs at `warn` so
- * request logging costs nothing (as in production), which means its 'toolgate listening' line is not
- * printed: so it gets a port found free a moment before, is polled on /healthz until it answers with
- * the expected store, and is started again on another port if that one was taken in between.
+ * toolgate as it ships (`npm start`: `node [shipped flags] dist/main.js`) on the database `env`
+ * names. It logs at `warn` so request logging costs nothing (as in production), which means its
+ * 'toolgate listening' line is not printed: so it gets a port found free a moment before, is polled
+ * on /healthz until it answers with the expected store, and is started again on another port if that
+ * one was taken in between.
  */
 async function startToolgate(backend: Backend, env: Record<string, string>): Promise<ToolgateTarget> {
   const main = join(ROOT, 'dist', 'main.js');

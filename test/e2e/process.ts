@@ -12,7 +12,10 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node dist/main.js` on a free port and resolves once it logs that it listens. */
+/**
+ * Starts `node dist/main.js` (what `npm start` runs, without its memory flag) on a free port and
+ * resolves once it logs that it listens.
+ */
 export function startServer(
   env: Record<string, string>,
   args: string[] = ['dist/main.js'],

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
-describe('npm start (node dist/main.js) as a real process', () => {
+describe('the server npm start runs (dist/main.js) as a real process', () => {
   let dir: string;
   let cleanup: () => void;
   beforeEach(() => {
