@@ -158,6 +158,11 @@ export class SqliteStore implements Store {
     return result;
   }
 
+  /** A write of several statements: write(fn, changes) with fn in one IMMEDIATE transaction. */
+  private writeTx<T>(body: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
+    return this.write(() => this.db.transaction(body).immediate(), changes);
+  }
+
   /**
    * Another process (a second server, the CLI) may have committed to the file: SQLite's
    * data_version moves when it did, and then nothing cached can be trusted. Checked before cached
@@ -202,31 +207,28 @@ export class SqliteStore implements Store {
   }
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    return this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    return this.writeTx(
+      () => {
+        this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-            const done = new Set(
-              (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
-                (r) => r.version,
-              ),
-            );
-            const applied: string[] = [];
-            for (const m of MIGRATIONS) {
-              if (done.has(m.version)) continue;
-              this.db.exec(m.sqlite);
-              this.db
-                .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-                .run(m.version, m.name, now);
-              applied.push(migrationLabel(m));
-            }
-            const { n } = this.db.prepare('SELECT count(*) AS n FROM plans').get() as { n: number };
-            if (n === 0) for (const p of plans) this.insertPlan(p, now);
-            return { applied };
-          })
-          .immediate(),
+        const done = new Set(
+          (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+            (r) => r.version,
+          ),
+        );
+        const applied: string[] = [];
+        for (const m of MIGRATIONS) {
+          if (done.has(m.version)) continue;
+          this.db.exec(m.sqlite);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(m.version, m.name, now);
+          applied.push(migrationLabel(m));
+        }
+        const { n } = this.db.prepare('SELECT count(*) AS n FROM plans').get() as { n: number };
+        if (n === 0) for (const p of plans) this.insertPlan(p, now);
+        return { applied };
+      },
       () => ['all'],
     );
   }
@@ -260,14 +262,11 @@ export class SqliteStore implements Store {
   }
 
   async putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void> {
-    await this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            this.insertPlan(plan, now);
-            this.writeAudit(audit);
-          })
-          .immediate(),
+    await this.writeTx(
+      () => {
+        this.insertPlan(plan, now);
+        this.writeAudit(audit);
+      },
       () => ['all'],
     );
   }
@@ -281,29 +280,26 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            this.sql(
-              `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
+    await this.writeTx(
+      () => {
+        this.sql(
+          `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, 0, ?, ?)`,
-            ).run(
-              account.id,
-              account.name,
-              account.planId,
-              account.status,
-              boolToInt(account.unlimitedOverride),
-              account.createdAt,
-              account.updatedAt,
-            );
-            if (openingGrant) {
-              const outcome = this.applyLedger(openingGrant);
-              if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
-            }
-            this.writeAudit(audit);
-          })
-          .immediate(),
+        ).run(
+          account.id,
+          account.name,
+          account.planId,
+          account.status,
+          boolToInt(account.unlimitedOverride),
+          account.createdAt,
+          account.updatedAt,
+        );
+        if (openingGrant) {
+          const outcome = this.applyLedger(openingGrant);
+          if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
+        }
+        this.writeAudit(audit);
+      },
       () => [{ account: account.id }],
     );
   }
@@ -336,53 +332,47 @@ export class SqliteStore implements Store {
     now: EpochSeconds,
     audit?: AuditEntry,
   ): Promise<Account | undefined> {
-    return this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            const row = this.sql(
-              `UPDATE accounts SET
+    return this.writeTx(
+      () => {
+        const row = this.sql(
+          `UPDATE accounts SET
                name = coalesce(?, name),
                plan_id = coalesce(?, plan_id),
                status = coalesce(?, status),
                unlimited_override = CASE WHEN ? THEN ? ELSE unlimited_override END,
                updated_at = ?
              WHERE id = ? RETURNING *`,
-            ).get(
-              patch.name ?? null,
-              patch.planId ?? null,
-              patch.status ?? null,
-              patch.unlimitedOverride !== undefined ? 1 : 0,
-              boolToInt(patch.unlimitedOverride ?? null),
-              now,
-              id,
-            ) as AccountRow | undefined;
-            if (row && patch.status === 'closed') {
-              this.sql('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL').run(
-                now,
-                id,
-              );
-            }
-            if (row) this.writeAudit(audit);
-            return row && toAccount(row);
-          })
-          .immediate(),
+        ).get(
+          patch.name ?? null,
+          patch.planId ?? null,
+          patch.status ?? null,
+          patch.unlimitedOverride !== undefined ? 1 : 0,
+          boolToInt(patch.unlimitedOverride ?? null),
+          now,
+          id,
+        ) as AccountRow | undefined;
+        if (row && patch.status === 'closed') {
+          this.sql('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL').run(
+            now,
+            id,
+          );
+        }
+        if (row) this.writeAudit(audit);
+        return row && toAccount(row);
+      },
       (): Change[] => (patch.status === 'closed' ? [{ account: id }, 'keys'] : [{ account: id }]),
     );
   }
 
   async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
-    await this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            this.sql(
-              `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
+    await this.writeTx(
+      () => {
+        this.sql(
+          `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
              VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
-            ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
-            this.writeAudit(audit);
-          })
-          .immediate(),
+        ).run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
+        this.writeAudit(audit);
+      },
       () => [{ account: key.accountId }],
     );
   }
@@ -410,20 +400,17 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
-    await this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            const { changes } = this.sql(
-              'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-            ).run(now, id);
-            if (changes === 1) this.writeAudit(audit);
-            const key = this.sql('SELECT account_id FROM api_keys WHERE id = ?').get(id) as
-              | { account_id: string }
-              | undefined;
-            return key?.account_id;
-          })
-          .immediate(),
+    await this.writeTx(
+      () => {
+        const { changes } = this.sql(
+          'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+        ).run(now, id);
+        if (changes === 1) this.writeAudit(audit);
+        const key = this.sql('SELECT account_id FROM api_keys WHERE id = ?').get(id) as
+          | { account_id: string }
+          | undefined;
+        return key?.account_id;
+      },
       (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : ['keys']),
     );
     return this.getApiKey(id);
@@ -439,16 +426,12 @@ export class SqliteStore implements Store {
 
   async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.write(() =>
-      this.db
-        .transaction(() => {
-          const touch = this.sql(
-            'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
-          );
-          for (const e of entries) touch.run(e.at, e.id, e.at);
-        })
-        .immediate(),
-    );
+    await this.writeTx(() => {
+      const touch = this.sql(
+        'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+      );
+      for (const e of entries) touch.run(e.at, e.id, e.at);
+    });
   }
 
   cachedKey(digest: string): { keyId: string; accountId: string } | undefined {
@@ -472,19 +455,16 @@ export class SqliteStore implements Store {
   }
 
   async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            const { changes } = this.sql(
-              `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
+    return this.writeTx(
+      () => {
+        const { changes } = this.sql(
+          `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (account_id, email) DO NOTHING`,
-            ).run(user.id, user.accountId, user.email, user.role, user.createdAt);
-            if (changes !== 1) return 'duplicate' as const;
-            this.writeAudit(audit);
-            return 'added' as const;
-          })
-          .immediate(),
+        ).run(user.id, user.accountId, user.email, user.role, user.createdAt);
+        if (changes !== 1) return 'duplicate' as const;
+        this.writeAudit(audit);
+        return 'added' as const;
+      },
       () => [{ account: user.accountId }],
     );
   }
@@ -505,17 +485,12 @@ export class SqliteStore implements Store {
   }
 
   async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.write(
-      () =>
-        this.db
-          .transaction(() => {
-            const removed = this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as
-              | UserRow
-              | undefined;
-            if (removed) this.writeAudit(audit);
-            return removed;
-          })
-          .immediate(),
+    const row = await this.writeTx(
+      () => {
+        const removed = this.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as UserRow | undefined;
+        if (removed) this.writeAudit(audit);
+        return removed;
+      },
       (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
     );
     return row && toUser(row);
