@@ -10,11 +10,17 @@ import { PlanService } from './plans.js';
 import { TokenService } from './tokens.js';
 import { UsageService } from './usage.js';
 import { UserService } from './users.js';
-import { getAccountResponse } from './views.js';
+import { getAccountParts } from './views.js';
 
 export type { ServiceDeps } from './context.js';
 
-const rendered = new WeakMap<AccountSnapshot, { second: number; json: string }>();
+/** A snapshot's get_account answer: its parts, and the whole as last made (for `second`). */
+interface Rendered {
+  parts: ReturnType<typeof getAccountParts>;
+  second: number;
+  json: string;
+}
+const rendered = new WeakMap<AccountSnapshot, Rendered>();
 
 export class Services {
   readonly plans: PlanService;
@@ -48,8 +54,9 @@ export class Services {
 
   /**
    * The `get_account` answer, as JSON. It depends only on the snapshot and the current second,
-   * and the store hands out a new snapshot object after any change: so it is rendered at most
-   * once per snapshot per second.
+   * and the store hands out a new snapshot object after any change: so it is made at most once per
+   * snapshot per second, and then mostly from parts kept with the snapshot (only the metadata,
+   * whose resets follow the clock, is made again).
    */
   async accountViewJson(accountId: string): Promise<string | undefined> {
     const snapshot = await this.deps.store.getSnapshot(accountId);
@@ -66,8 +73,10 @@ export class Services {
     const t = now(this.deps);
     const hit = rendered.get(snapshot);
     if (hit?.second === t) return hit.json;
-    const json = JSON.stringify(getAccountResponse(snapshot, t));
-    rendered.set(snapshot, { second: t, json });
+    const parts =
+      hit && t >= hit.parts.from && t < hit.parts.until ? hit.parts : getAccountParts(snapshot, t);
+    const json = parts.head + parts.tail(t);
+    rendered.set(snapshot, { parts, second: t, json });
     return json;
   }
 }

@@ -130,6 +130,31 @@ describe('get_account, happy paths', () => {
     });
   });
 
+  it('shows a window as over once its end passes, though nothing changed in between', async () => {
+    const { key, accountId } = await accountWithKey(h.services);
+    expect((await h.services.usage.record(accountId, { category: 'enrich', records: 7 })).ok).toBe(true);
+    const running = (await call(h, key)).json();
+    expect(running.results.fair_use.enrich.records['5h']).toMatchObject({ used: 7, remaining: 93 });
+
+    h.clock.advance(18_000); // the 5h windows end now; the 1w window runs on
+    const over = (await call(h, key)).json();
+    expect(over.results.fair_use.enrich.records['5h']).toEqual({
+      limit: 100,
+      used: 0,
+      remaining: 100,
+      resets_at: null,
+    });
+    expect(over.results.fair_use.enrich.records['1w']).toMatchObject({ used: 7, remaining: 493 });
+    expect(over.metadata.fair_use).toMatchObject({
+      records_remaining_5h: 100,
+      records_reset_5h: '2026-04-15T23:55:29Z', // a full 5h from now, as for any window not running
+      records_remaining_1w: 493,
+    });
+
+    h.clock.advance(-18_000); // a clock set back: the window runs again
+    expect((await call(h, key)).json()).toEqual(running);
+  });
+
   it('changes no balance and no window, however often it is called', async () => {
     const { key, accountId } = await accountWithKey(h.services, { tokens: 10 });
     const before = await h.store.getSnapshot(accountId);
