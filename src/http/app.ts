@@ -11,6 +11,7 @@ import type { Services } from '../service/index.js';
 import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
+import { lazyChildLogger } from './request-logger.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
@@ -77,7 +78,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: timeouts.requestMs,
     // While closing, requests already on their way are served, not turned away.
     return503OnClosing: false,
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...(deps.logger
+      ? { loggerInstance: deps.logger, childLoggerFactory: lazyChildLogger }
+      : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
