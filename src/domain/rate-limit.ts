@@ -16,6 +16,8 @@ export interface LimitState {
 export class FixedWindowLimiter {
   private window = -1;
   private counts = new Map<string, number>();
+  /** Keys at (or past) the limit in this window: while there are none, nobody is refused. */
+  private full = 0;
 
   constructor(
     readonly limit: number,
@@ -29,6 +31,7 @@ export class FixedWindowLimiter {
     if (window !== this.window) {
       this.window = window;
       this.counts = new Map();
+      this.full = 0;
     }
     return Math.max(1, Math.ceil(((window + 1) * lengthMs - nowMs) / 1000));
   }
@@ -39,12 +42,19 @@ export class FixedWindowLimiter {
     const count = (this.counts.get(key) ?? 0) + 1;
     // Past the limit the count stops growing: it is only ever compared with the limit.
     if (count <= this.limit + 1) this.counts.set(key, count);
+    if (count === this.limit) this.full++;
     return {
       allowed: count <= this.limit,
       limit: this.limit,
       remaining: Math.max(0, this.limit - count),
       resetSeconds,
     };
+  }
+
+  /** Whether any key has reached the limit in this window (if none has, `peek` allows every key). */
+  anyFull(): boolean {
+    this.roll(this.clock.now());
+    return this.full > 0;
   }
 
   /** Where `key` stands, without counting anything. */

@@ -67,7 +67,8 @@ export class RateLimits {
    * whichever limit applies next (the key's, or the address's again if authentication fails).
    */
   beforeAuth(request: FastifyRequest): void {
-    if (!this.authFailures) return;
+    // Most of the time no address has failed that often: then not even the address is looked up.
+    if (!this.authFailures?.anyFull()) return;
     const s = this.authFailures.peek(request.ip);
     if (!s.allowed) {
       throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {

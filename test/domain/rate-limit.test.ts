@@ -28,4 +28,21 @@ describe('fixed-window limiter', () => {
     for (let i = 0; i < 5; i++) expect(l.peek('a').allowed).toBe(true);
     expect(l.hit('a').allowed).toBe(true);
   });
+
+  it('says whether any key is full, which is when peek can refuse', () => {
+    const clock = new FixedClock(0);
+    const l = new FixedWindowLimiter(2, 60, clock);
+    expect(l.anyFull()).toBe(false);
+    l.hit('a');
+    l.hit('b');
+    expect(l.anyFull()).toBe(false);
+    expect(l.peek('a').allowed).toBe(true);
+    l.hit('a');
+    expect(l.anyFull()).toBe(true);
+    expect(l.peek('a').allowed).toBe(false);
+    l.hit('a'); // past the limit: still one full key
+    clock.set(60_000);
+    expect(l.anyFull()).toBe(false); // a new window
+    expect(l.peek('a').allowed).toBe(true);
+  });
 });
