@@ -13,7 +13,7 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `node dist/main.js` (what `npm start` runs, without its memory flag) on a free port and
+ * Starts `node dist/main.js` (what `npm start` runs, without its memory flags) on a free port and
  * resolves once it logs that it listens.
  */
 export function startServer(
