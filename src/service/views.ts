@@ -73,10 +73,10 @@ export function getAccountResponse(s: AccountSnapshot, now: EpochSeconds): GetAc
 }
 
 /**
- * `JSON.stringify(getAccountResponse(s, now))` in two parts, for answering from memory: `head` (the
- * record, which changes with time only when a running window ends) is the same for every `now`
- * from `from` (when it was made) until just before `until`; `tail(now)` (the metadata, whose resets move with the clock while a window is not
- * running) is cheap to make again each second.
+ * `JSON.stringify(getAccountResponse(s, now))` in two parts, for answering from memory. `head`
+ * (the record, which changes with time only when a running window ends) is the same for every
+ * `now` from `from` (when it was made) until just before `until`. `tail(now)` (the metadata, whose
+ * resets move with the clock while a window is not running) is cheap to make again each second.
  */
 export function getAccountParts(
   s: AccountSnapshot,
