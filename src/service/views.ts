@@ -84,13 +84,11 @@ export function getAccountParts(
 ): { head: string; from: EpochSeconds; until: EpochSeconds; tail: (now: EpochSeconds) => string } {
   let until = Number.POSITIVE_INFINITY;
   for (const w of s.windows) if (isRunning(w, now) && w.endsAt < until) until = w.endsAt;
-  return {
-    head: `{"results":${JSON.stringify(accountRecord(s, now))},"status":"ok","metadata":{"fair_use":`,
-    from: now,
-    until,
-    tail: (t) =>
-      `${JSON.stringify(fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, t))}}}`,
-  };
+  const tail = (t: EpochSeconds) =>
+    `${JSON.stringify(fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, t))}}}`;
+  // The answer ends with its metadata (and the two braces that close it): the rest is the head.
+  const whole = JSON.stringify(getAccountResponse(s, now));
+  return { head: whole.slice(0, whole.length - tail(now).length), from: now, until, tail };
 }
 
 const iso = (s: EpochSeconds | null) => (s === null ? null : isoSeconds(s));
