@@ -3,8 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/service/views.js';
 import { type Scratch, scratch } from './run-cli.js';
 
-type Entry = AuditRecord;
-
 const ACTOR = `cli:${userInfo().username}`;
 
 let t: Scratch;
@@ -27,7 +25,7 @@ describe('toolgate audit list', () => {
     await t.json('keys', 'revoke', keyId);
     await t.json('keys', 'revoke', keyId); // already revoked: nothing happens, nothing audited
 
-    const entries = await t.json<Entry[]>('audit', 'list', '--account', accountId);
+    const entries = await t.json<AuditRecord[]>('audit', 'list', '--account', accountId);
     expect(entries.map((e) => [e.actor, e.action, e.account_id, e.target_id])).toEqual([
       [ACTOR, 'account.create', accountId, null],
       [ACTOR, 'key.create', accountId, keyId],
@@ -64,7 +62,7 @@ describe('toolgate audit list', () => {
       'search.records.1w=5',
       'search.requests.5h=6',
     );
-    const all = await t.json<Entry[]>('audit', 'list');
+    const all = await t.json<AuditRecord[]>('audit', 'list');
     const plan = all.at(-1);
     expect(plan).toMatchObject({
       actor: ACTOR,
@@ -78,7 +76,7 @@ describe('toolgate audit list', () => {
     expect(page.stdout).toMatch(/^AT\s+ACTOR\s+ACTION\s+ACCOUNT\s+TARGET\s+DETAILS\s+ID$/m);
     expect(page.stdout).toContain(`${ACTOR}  account.create`);
     expect(page.stdout).toContain(`More may follow: toolgate audit list --limit 2 --after ${all[1]!.id}`);
-    const next = await t.json<Entry[]>('audit', 'list', '--limit', '2', '--after', all[1]!.id);
+    const next = await t.json<AuditRecord[]>('audit', 'list', '--limit', '2', '--after', all[1]!.id);
     expect(next).toEqual(all.slice(2, 4));
 
     const planRow = (await t.run('audit', 'list', '--after', all.at(-2)!.id)).stdout;

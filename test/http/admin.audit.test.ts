@@ -25,8 +25,6 @@ const lookup: MeteredTool = {
   },
 };
 
-type Entry = AuditRecord;
-
 describe('admin API, audit trail', () => {
   let h: AppHarness;
   let ops: ReturnType<typeof admin>;
@@ -52,7 +50,7 @@ describe('admin API, audit trail', () => {
   });
   afterEach(async () => h.close());
 
-  const trail = async (query = ''): Promise<Entry[]> => {
+  const trail = async (query = ''): Promise<AuditRecord[]> => {
     const res = await ops.get(`/audit${query}`);
     expect(res.statusCode).toBe(200);
     return res.json().data;
@@ -61,7 +59,7 @@ describe('admin API, audit trail', () => {
   /** How many entries the trail had at the last look. */
   let seen = 0;
   /** The entries written since the last look: expected to be exactly one, equal to `expected`. */
-  const oneNew = async (expected: Partial<Entry>): Promise<Entry> => {
+  const oneNew = async (expected: Partial<AuditRecord>): Promise<AuditRecord> => {
     const all = await trail();
     const fresh = all.slice(seen);
     seen = all.length;
@@ -244,7 +242,7 @@ describe('admin API, audit trail', () => {
     await billing.post(`/accounts/${id}/tokens`, { kind: 'grant', amount: 50 });
     await ops.patch(`/accounts/${id}`, { status: 'suspended' });
     const entries = await (async () =>
-      (await billing.get(`/audit?account_id=${id}`)).json().data as Entry[])();
+      (await billing.get(`/audit?account_id=${id}`)).json().data as AuditRecord[])();
     expect(entries.map((e) => [e.actor, e.action])).toEqual([
       ['admin:ops', 'account.create'],
       ['admin:billing', 'tokens.grant'],
