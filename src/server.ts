@@ -21,7 +21,7 @@ export interface Running {
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
-  const store = await openStore(config.database);
+  const store = await openStore(config.database, { warn: (message, fields) => logger.warn(fields, message) });
   const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const keyUsage = new KeyUsageRecorder(store, systemClock);

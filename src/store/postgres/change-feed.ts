@@ -1,65 +1,181 @@
 /**
- * @module Changes between servers on one PostgreSQL database. Every write notifies a channel in
- * its own transaction (delivered on commit); each server LISTENs on a dedicated connection and
- * invalidates its read cache. The cache is trusted only while that connection is proven alive
- * (a heartbeat in the last HEALTHY_MS): a silent network partition must not leave a server
- * answering from memory while others change the data.
+ * @module Changes between processes on one PostgreSQL database, and the guarantee that makes a
+ * cache safe across servers: when a write is answered, every server with a cache has applied it.
+ *
+ * Every write notifies a channel in its own transaction (delivered on commit, to every listener, in
+ * commit order). Each process LISTENs on a dedicated connection; a server invalidates its read
+ * cache and acknowledges. The writer answers once its own notification has come back and every
+ * server that was listening when it committed has acknowledged it, so the next request, on any
+ * server, sees the change.
+ *
+ * Who must acknowledge: the servers this process has heard (their heartbeats, every second), but
+ * not those it saw join after its write. A process that has listened for less than SETTLE_MS may
+ * not have heard every server yet: it also asks PostgreSQL which listening connections exist.
+ *
+ * A server that does not acknowledge (stalled, cut off) is not waited for past SETTLE_MS: by then
+ * its cache is off. A server trusts its cache only while its listening connection is proven alive,
+ * by a heartbeat answered in the last HEALTHY_MS; a heartbeat that runs after a commit is answered
+ * after that commit's notification, on the same connection.
+ *
+ * Messages on the channel, words separated by spaces (anything else: forget everything):
+ * - `c <writer> <seq> <change>...` a transaction's changes: `k` keys, `*` all, `a:<account id>`;
+ * - `s <writer> <seq>` a sync point, for a write whose notification the writer's listener missed;
+ * - `h <server> <n>` the n-th heartbeat of a server with a cache on its connection (1: it joins);
+ * - `a <server> <writer>:<seq>...` that server has applied each writer's messages up to that one;
+ * - `b <server>` a server leaving.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { applyChange, type Change, type ReadCache } from '../read-cache.js';
 
 const HEARTBEAT_MS = 1_000;
 const HEALTHY_MS = 2_500;
 const RECONNECT_MS = 1_000;
+/**
+ * The longest a write waits for the others. A server whose last heartbeat was answered before the
+ * commit has its cache off HEALTHY_MS later; a heartbeat takes at most HEARTBEAT_MS, so one answered
+ * after that was run after the commit, and behind its notification. Also how long a server not
+ * heard from counts as there.
+ */
+export const SETTLE_MS = HEALTHY_MS + HEARTBEAT_MS;
+// Own messages remembered, to place the acknowledgements that name them.
+const REMEMBERED = 4_096;
+const LISTENER = 'toolgate-listen';
 
-export function encodeChange(c: Change): string {
+function encodeChange(c: Change): string {
   return c === 'keys' ? 'k' : c === 'all' ? '*' : `a:${c.account}`;
 }
 
-function decode(payload: string | undefined): Change {
-  if (payload === 'k') return 'keys';
-  if (payload?.startsWith('a:')) return { account: payload.slice(2) };
+function decodeChange(word: string): Change {
+  if (word === 'k') return 'keys';
+  if (word.startsWith('a:') && word.length > 2) return { account: word.slice(2) };
   return 'all';
 }
 
+/** A write's place in the settling: made before its commit, awaited after it. */
+export interface Ticket {
+  /** The notification to send in the write's transaction. */
+  readonly payload: string;
+  /** Resolves once every server with a cache has applied the write (or SETTLE_MS has passed). */
+  settle(): Promise<void>;
+  /** The transaction rolled back: nothing was sent. */
+  cancel(): void;
+}
+
+interface Waiter {
+  seq: number;
+  /** The listening connection that will see `seq` come back (0: none was listening). */
+  epoch: number;
+  /** Where `seq` came back among this process's own messages. */
+  order?: number;
+  /** Servers PostgreSQL showed listening, when this process was too new to have heard them all. */
+  roll?: string[] | 'asking';
+  resolve: () => void;
+  /** Set when the write has committed and waits. */
+  timer?: NodeJS.Timeout;
+  since?: number;
+}
+
+interface Peer {
+  heard: number;
+  /** How far into this process's own messages (their order) it has acknowledged. */
+  acked: number;
+  /** This process's own-message count when the server was seen joining (its first heartbeat). */
+  joinedAt?: number;
+}
+
+export interface ChangeFeedOptions {
+  url: string;
+  channel: string;
+  connectTimeoutMs: number;
+  /** The cache this feed keeps true; without one, the process only writes (the CLI) and is not waited for. */
+  cache?: ReadCache;
+  /** Told when a write was answered without every server's acknowledgement. */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
 export class ChangeFeed {
+  /** This process on the channel. */
+  readonly id = randomBytes(6).toString('hex');
+  readonly channel: string;
+  private readonly cache: ReadCache | undefined;
+  /** The listening connections of servers on this channel are named `toolgate-listen <tag> <id>`. */
+  private readonly tag: string;
   private client: pg.Client | undefined;
+  private epoch = 0;
+  private listeningSince = 0;
+  /** The current connection's first heartbeat has come back: writers wait for this server now. */
+  private joined = false;
+  private beats = 0;
   private heartbeat: NodeJS.Timeout | undefined;
   private reconnect: NodeJS.Timeout | undefined;
   private lastAlive = 0;
   private closed = false;
 
-  constructor(
-    private readonly url: string,
-    readonly channel: string,
-    private readonly cache: ReadCache,
-    private readonly timeoutMs: number,
-  ) {
-    cache.setEnabled(false);
+  private seq = 0;
+  private ownOrder = 0;
+  private readonly orderOfSeq = new Map<number, number>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly peers = new Map<string, Peer>();
+  private readonly gone = new Set<string>();
+  private readonly pendingAcks = new Map<string, number>();
+  private acking = false;
+
+  constructor(private readonly options: ChangeFeedOptions) {
+    this.channel = options.channel;
+    this.cache = options.cache;
+    this.cache?.setEnabled(false);
+    this.tag = createHash('sha256').update(options.channel).digest('hex').slice(0, 8);
   }
 
   /** Whether the cache may be used now. */
   healthy(): boolean {
-    if (this.client && Date.now() - this.lastAlive <= HEALTHY_MS) {
+    const cache = this.cache;
+    if (!cache) return false;
+    if (this.client && this.joined && Date.now() - this.lastAlive <= HEALTHY_MS) {
       // Back after a late heartbeat (a stalled event loop, a slow server): every notification sent
       // before the last heartbeat's answer has arrived, so the cache starts again, empty.
-      if (!this.cache.enabled) this.cache.setEnabled(true);
+      if (!cache.enabled) cache.setEnabled(true);
       return true;
     }
-    if (this.cache.enabled) this.cache.setEnabled(false);
+    if (cache.enabled) cache.setEnabled(false);
     return false;
+  }
+
+  /** For a transaction that changes `changes`: its notification, and the wait for the others. */
+  ticket(changes: Change[]): Ticket {
+    const seq = ++this.seq;
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const w: Waiter = { seq, epoch: this.client ? this.epoch : 0, resolve };
+    this.waiters.add(w);
+    return {
+      payload: `c ${this.id} ${seq} ${changes.map(encodeChange).join(' ')}`,
+      settle: () => {
+        if (this.closed) this.finish(w);
+        else if (this.waiters.has(w)) {
+          w.since = Date.now();
+          w.timer = setTimeout(() => this.late(w), SETTLE_MS);
+          this.check(w);
+        }
+        return done;
+      },
+      cancel: () => this.finish(w),
+    };
   }
 
   async start(): Promise<void> {
     if (this.closed) return;
     const client = new pg.Client({
-      connectionString: this.url,
-      connectionTimeoutMillis: this.timeoutMs,
+      connectionString: this.options.url,
+      connectionTimeoutMillis: this.options.connectTimeoutMs,
       query_timeout: HEARTBEAT_MS,
-      application_name: 'toolgate-listen',
+      application_name: this.cache ? `${LISTENER} ${this.tag} ${this.id}` : 'toolgate-write',
     });
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel) applyChange(this.cache, decode(msg.payload));
+      if (msg.channel === this.channel && this.client === client) this.receive(msg.payload ?? '');
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
@@ -75,27 +191,214 @@ export class ChangeFeed {
       return;
     }
     this.client = client;
+    this.epoch++;
+    this.listeningSince = Date.now();
+    this.joined = false;
+    this.beats = 0;
     this.lastAlive = Date.now();
     // Everything cached before now is forgotten: changes made while nobody listened are unknown.
-    this.cache.setEnabled(true);
-    this.heartbeat = setInterval(() => {
-      client.query('SELECT 1').then(
-        () => {
-          if (this.client === client) this.lastAlive = Date.now();
+    // The cache comes on when this server's first heartbeat is back: from then on, writers wait for it.
+    this.cache?.setEnabled(false);
+    this.resync(client);
+    // Acknowledgements the lost connection did not send: what they name was applied all the same.
+    this.flushAcks();
+    if (this.cache) {
+      this.beat(client);
+      this.heartbeat = setInterval(() => this.beat(client), HEARTBEAT_MS);
+      this.heartbeat.unref();
+    }
+  }
+
+  private beat(client: pg.Client): void {
+    client.query('SELECT pg_notify($1, $2)', [this.channel, `h ${this.id} ${++this.beats}`]).then(
+      () => {
+        if (this.client === client) this.lastAlive = Date.now();
+      },
+      () => this.lost(client),
+    );
+  }
+
+  /** Writes whose notification went out before this connection listened wait for a sync point on it. */
+  private resync(client: pg.Client): void {
+    const behind = [...this.waiters].filter((w) => w.order === undefined && w.epoch !== this.epoch);
+    if (behind.length === 0) return;
+    const seq = ++this.seq;
+    for (const w of behind) {
+      w.seq = seq;
+      w.epoch = this.epoch;
+    }
+    client
+      .query('SELECT pg_notify($1, $2)', [this.channel, `s ${this.id} ${seq}`])
+      .catch(() => this.lost(client));
+  }
+
+  private receive(payload: string): void {
+    const words = payload.split(' ');
+    const [kind, from] = words;
+    if (from === undefined) {
+      if (this.cache) applyChange(this.cache, 'all');
+    } else if (kind === 'c' || kind === 's') {
+      const seq = Number(words[2]);
+      // This process's own changes were applied to its cache as they committed.
+      if (from === this.id) this.cameBack(seq);
+      else if (this.cache) {
+        if (kind === 'c') for (const word of words.slice(3)) applyChange(this.cache, decodeChange(word));
+        this.pendingAcks.set(from, seq);
+        this.flushAcks();
+      }
+    } else if (kind === 'h') {
+      if (from !== this.id) {
+        const peer = this.heard(from);
+        if (words[2] === '1') {
+          peer.joinedAt = this.ownOrder;
+          this.checkAll();
+        }
+      } else if (!this.joined) {
+        this.joined = true;
+        this.lastAlive = Date.now();
+        this.cache?.setEnabled(true);
+      }
+    } else if (kind === 'a') {
+      if (from === this.id) return;
+      const peer = this.heard(from);
+      const mine = words.slice(2).find((w) => w.startsWith(`${this.id}:`));
+      const order = mine ? this.orderOfSeq.get(Number(mine.slice(this.id.length + 1))) : undefined;
+      if (order !== undefined && order > peer.acked) {
+        peer.acked = order;
+        this.checkAll();
+      }
+    } else if (kind === 'b') {
+      this.peers.delete(from);
+      this.gone.add(from);
+      if (this.gone.size > REMEMBERED) this.gone.delete(this.gone.values().next().value as string);
+      this.checkAll();
+    } else if (this.cache) {
+      applyChange(this.cache, 'all');
+    }
+  }
+
+  private heard(id: string): Peer {
+    let peer = this.peers.get(id);
+    if (!peer) {
+      peer = { heard: 0, acked: 0 };
+      this.peers.set(id, peer);
+    }
+    peer.heard = Date.now();
+    return peer;
+  }
+
+  /** One of this process's messages is back: every message committed before it has been seen here too. */
+  private cameBack(seq: number): void {
+    const order = ++this.ownOrder;
+    this.orderOfSeq.set(seq, order);
+    if (this.orderOfSeq.size > REMEMBERED) {
+      this.orderOfSeq.delete(this.orderOfSeq.keys().next().value as number);
+    }
+    const now = Date.now();
+    for (const [id, p] of this.peers) if (now - p.heard > SETTLE_MS) this.peers.delete(id);
+    const young = now - this.listeningSince < SETTLE_MS;
+    for (const w of this.waiters) {
+      if (w.seq !== seq || w.order !== undefined) continue;
+      w.order = order;
+      if (young) this.rollCall(w);
+      this.check(w);
+    }
+  }
+
+  /** Which servers listen now, by their connections' names: those this process has not heard yet. */
+  private rollCall(w: Waiter): void {
+    const client = this.client;
+    if (!client) return;
+    w.roll = 'asking';
+    client
+      .query<{ name: string }>(
+        `SELECT application_name AS name FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name LIKE $1`,
+        [`${LISTENER} ${this.tag} %`],
+      )
+      .then(
+        ({ rows }) => {
+          w.roll = rows
+            .map((r) => r.name.slice(LISTENER.length + this.tag.length + 2))
+            .filter((id) => id !== this.id);
+          this.check(w);
         },
-        () => this.lost(client),
+        // Not known: the write waits SETTLE_MS.
+        () => {},
       );
-    }, HEARTBEAT_MS);
-    this.heartbeat.unref();
+  }
+
+  /** The servers `w` still waits for (those not heard from since `now - SETTLE_MS` are gone). */
+  private missing(w: Waiter, now = Date.now()): string[] {
+    const order = w.order;
+    if (order === undefined || w.roll === 'asking') return ['?'];
+    const ids = new Set(this.peers.keys());
+    for (const id of w.roll ?? []) ids.add(id);
+    return [...ids].filter((id) => {
+      if (this.gone.has(id)) return false;
+      const p = this.peers.get(id);
+      if (!p) return true;
+      // Seen joining after this write: it listened too late to get it, and read the database after it.
+      if (p.joinedAt !== undefined && p.joinedAt >= order) return false;
+      return p.acked < order && now - p.heard <= SETTLE_MS;
+    });
+  }
+
+  private check(w: Waiter): void {
+    if (w.timer !== undefined && this.missing(w).length === 0) this.finish(w);
+  }
+
+  private checkAll(): void {
+    for (const w of this.waiters) this.check(w);
+  }
+
+  private late(w: Waiter): void {
+    if (!this.waiters.has(w)) return;
+    // Named as they stood when the write committed: by now, a silent one counts as gone.
+    const missing = this.missing(w, w.since);
+    this.options.warn?.('a write was answered without every server acknowledging it', {
+      waited_ms: SETTLE_MS,
+      not_acknowledged_by:
+        w.order === undefined
+          ? 'unknown: this process did not get its own notification back (its listening connection is down or slow)'
+          : missing.join(', '),
+    });
+    this.finish(w);
+  }
+
+  private finish(w: Waiter): void {
+    if (w.timer) clearTimeout(w.timer);
+    this.waiters.delete(w);
+    w.resolve();
+  }
+
+  /** Acknowledgements go out one query at a time; those that arrive meanwhile go in the next. */
+  private flushAcks(): void {
+    const client = this.client;
+    if (this.acking || this.pendingAcks.size === 0 || !client) return;
+    const acks = [...this.pendingAcks].map(([writer, seq]) => `${writer}:${seq}`).join(' ');
+    this.pendingAcks.clear();
+    this.acking = true;
+    client.query('SELECT pg_notify($1, $2)', [this.channel, `a ${this.id} ${acks}`]).then(
+      () => {
+        this.acking = false;
+        this.flushAcks();
+      },
+      () => {
+        this.acking = false;
+        this.lost(client);
+      },
+    );
   }
 
   private lost(client: pg.Client): void {
     if (this.client === client) {
       this.client = undefined;
+      this.joined = false;
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
-    this.cache.setEnabled(false);
+    this.cache?.setEnabled(false);
     client.end().catch(() => {});
     if (!this.closed && !this.reconnect) {
       this.reconnect = setTimeout(() => {
@@ -110,9 +413,16 @@ export class ChangeFeed {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.reconnect) clearTimeout(this.reconnect);
-    this.cache.setEnabled(false);
+    this.cache?.setEnabled(false);
     const client = this.client;
     this.client = undefined;
-    if (client) await client.end().catch(() => {});
+    for (const w of this.waiters) if (w.timer) this.finish(w);
+    if (client) {
+      // The others stop waiting for this server at once.
+      if (this.cache) {
+        await client.query('SELECT pg_notify($1, $2)', [this.channel, `b ${this.id}`]).catch(() => {});
+      }
+      await client.end().catch(() => {});
+    }
   }
 }

@@ -38,8 +38,13 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Longest a statement may run before it is cancelled and answered as unavailable. */
   statementTimeoutMs?: number;
-  /** Keep key lookups and snapshots in memory, invalidated through LISTEN/NOTIFY (default true). */
+  /**
+   * Keep key lookups and snapshots in memory, invalidated through LISTEN/NOTIFY (default true).
+   * Without, the process still notifies its writes, and the others do not wait for it (the CLI).
+   */
   cache?: boolean;
+  /** Told when a write was answered without every server's acknowledgement (see ChangeFeed). */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
 }
 
 // BIGINT (int8) and count(*) arrive as strings by default; every value we store fits a double exactly.

@@ -42,7 +42,7 @@ import type {
   UsageCommit,
   UsageOutcome,
 } from '../store.js';
-import { ChangeFeed, encodeChange } from './change-feed.js';
+import { ChangeFeed, type Ticket } from './change-feed.js';
 import {
   createPool,
   guard,
@@ -62,24 +62,27 @@ export class PostgresStore implements Store {
   private readonly pool: PgPool;
   private readonly schema: string;
   private readonly cache = new ReadCache();
-  private readonly feed: ChangeFeed | undefined;
+  private readonly feed: ChangeFeed;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
     quoteIdent(this.schema);
     this.pool = createPool(options);
-    if (options.cache ?? true) {
-      const channel = `toolgate_${this.schema}`.slice(0, 63);
-      this.feed = new ChangeFeed(options.url, channel, this.cache, options.connectTimeoutMs ?? 5_000);
-      void this.feed.start();
-    } else {
-      this.cache.setEnabled(false);
-    }
+    // Every process on the database notifies its writes; one without a cache is not waited for.
+    if (!(options.cache ?? true)) this.cache.setEnabled(false);
+    this.feed = new ChangeFeed({
+      url: options.url,
+      channel: `toolgate_${this.schema}`.slice(0, 63),
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      cache: (options.cache ?? true) ? this.cache : undefined,
+      warn: options.warn,
+    });
+    void this.feed.start();
   }
 
   /** The read cache may be used only while the change feed is proven alive. */
   private cacheUsable(): boolean {
-    return this.feed?.healthy() ?? false;
+    return this.feed.healthy();
   }
 
   /** `text` may be named, `{ name, text }`: prepared once per connection, for the hot statements. */
@@ -97,27 +100,34 @@ export class PostgresStore implements Store {
     return (await db.query<R>(text, values)).rows;
   }
 
-  /** BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an error). */
   /**
    * BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an
-   * error). `changes` names what the write touched: other servers are notified in the same
-   * transaction (delivered on commit), and this server's cache forgets it right after.
+   * error). `changes` names what the write touched: this server's cache forgets it right after the
+   * commit, and the others are notified in the same transaction; the write returns once every live
+   * server has applied it, so the next request anywhere sees it.
    */
   private async tx<T>(fn: (db: PgClient) => Promise<T>, changes?: (result: T) => Change[]): Promise<T> {
     let touched: Change[] = [];
+    let ticket: Ticket | undefined;
+    let result: T;
     try {
-      return await this.txRun(async (db) => {
+      result = await this.txRun(async (db) => {
         const result = await fn(db);
         touched = changes?.(result) ?? [];
-        if (this.feed) {
-          for (const c of touched)
-            await db.query('SELECT pg_notify($1, $2)', [this.feed.channel, encodeChange(c)]);
+        if (touched.length > 0) {
+          ticket = this.feed.ticket(touched);
+          await db.query('SELECT pg_notify($1, $2)', [this.feed.channel, ticket.payload]);
         }
         return result;
       });
+    } catch (err) {
+      ticket?.cancel();
+      throw err;
     } finally {
       for (const c of touched) applyChange(this.cache, c);
     }
+    await ticket?.settle();
+    return result;
   }
 
   private async txRun<T>(fn: (db: PgClient) => Promise<T>): Promise<T> {
@@ -194,7 +204,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.feed?.stop();
+    await this.feed.stop();
     await this.pool.end().catch(() => {});
   }
 

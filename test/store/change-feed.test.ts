@@ -1,0 +1,130 @@
+/**
+ * PostgreSQL's change feed: a write returns only once every server with a cache has applied it, so
+ * the next request anywhere sees it, here checked with no turn of the event loop in between (the
+ * notification has no moment left to arrive in). A server that never acknowledges holds a write up
+ * at most SETTLE_MS, and is named in a warning; one that says it leaves is not waited for.
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { createServices } from '../../src/service/index.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { accountWithKey, KEY_SECRET, T0 } from '../helpers.js';
+import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const services = (store: PostgresStore) =>
+  createServices({ store, clock: new FixedClock(T0), keyPrefix: 'tg', keySecret: KEY_SECRET });
+
+type Warning = { message: string; fields: Record<string, unknown> };
+
+async function setup() {
+  const schema = scratchSchemaName();
+  const warnings: Warning[] = [];
+  const warn = (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields });
+  const a = new PostgresStore({ url: POSTGRES_URL, schema });
+  const b = new PostgresStore({ url: POSTGRES_URL, schema, warn });
+  await a.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  const sa = services(a);
+  const opened: PostgresStore[] = [a, b];
+  return {
+    a,
+    b,
+    sa,
+    sb: services(b),
+    schema,
+    warnings,
+    warn,
+    open(options: { cache?: boolean } = {}) {
+      const store = new PostgresStore({ url: POSTGRES_URL, schema, warn, ...options });
+      opened.push(store);
+      return store;
+    },
+    /** Until A serves this key and account from memory (its cache on once its feed has joined). */
+    async warm(key: string, accountId: string) {
+      const end = Date.now() + 5_000;
+      while (sa.keys.authenticateNow(key) === undefined || a.cachedSnapshot(accountId) === undefined) {
+        if (Date.now() > end) throw new Error('the cache never came on');
+        await sa.keys.authenticate(key);
+        await a.getSnapshot(accountId);
+        await sleep(10);
+      }
+    },
+    async cleanup() {
+      await a.dropSchema().catch(() => {});
+      for (const s of opened) await s.close();
+    },
+  };
+}
+
+const available = await postgresAvailable();
+describe.skipIf(!available)('PostgreSQL change feed', () => {
+  it('a write on one server returns after the other has applied it: its cache is right at once', async () => {
+    const t = await setup();
+    try {
+      for (let i = 0; i < 10; i++) {
+        const { accountId, keyId, key } = await accountWithKey(t.sa);
+        await t.warm(key, accountId);
+        await t.sb.usage.record(accountId, { category: 'search', records: 2 });
+        // No await between the write's answer and these reads: nothing else has run on A.
+        expect(t.a.cachedSnapshot(accountId)).toBeUndefined();
+        await t.warm(key, accountId);
+        await t.sb.accounts.update(accountId, { status: 'suspended' });
+        expect(t.a.cachedSnapshot(accountId)).toBeUndefined();
+        await t.sb.keys.revoke(keyId);
+        expect(t.sa.keys.authenticateNow(key)).toBeUndefined();
+        expect((await t.sa.keys.authenticate(key)).ok).toBe(false);
+        expect((await t.a.getSnapshot(accountId))?.account.status).toBe('suspended');
+      }
+      expect(t.warnings).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('a process that has only just started (the CLI) also waits for the servers it has not heard yet', async () => {
+    const t = await setup();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const { accountId, keyId, key } = await accountWithKey(t.sa);
+        await t.warm(key, accountId);
+        // Opened and written through at once: its listening connection is not even up yet.
+        const cli = services(t.open({ cache: false }));
+        expect((await cli.keys.revoke(keyId)).ok).toBe(true);
+        expect(t.sa.keys.authenticateNow(key)).toBeUndefined();
+        while (t.a.cachedSnapshot(accountId) === undefined) await t.a.getSnapshot(accountId);
+        const young = services(t.open());
+        expect((await young.accounts.update(accountId, { status: 'suspended' })).ok).toBe(true);
+        expect(t.a.cachedSnapshot(accountId)).toBeUndefined();
+      }
+      expect(t.warnings).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('waits at most SETTLE_MS for a server that never acknowledges, names it, and not at all once it leaves', async () => {
+    const t = await setup();
+    const silent = new pg.Client({ connectionString: POSTGRES_URL });
+    await silent.connect();
+    const channel = `toolgate_${t.schema}`;
+    try {
+      const { accountId } = await accountWithKey(t.sb);
+      // B has listened long enough to go by what it has heard.
+      await sleep(3_600);
+      await silent.query('SELECT pg_notify($1, $2)', [channel, 'h silentpeer 7']);
+      expect((await t.sb.accounts.update(accountId, { name: 'renamed' })).ok).toBe(true);
+      expect(t.warnings).toHaveLength(1);
+      expect(t.warnings[0]!.message).toMatch(/without every server acknowledging/);
+      expect(t.warnings[0]!.fields.not_acknowledged_by).toBe('silentpeer');
+      await silent.query('SELECT pg_notify($1, $2)', [channel, 'b silentpeer']);
+      await sleep(50);
+      expect((await t.sb.accounts.update(accountId, { name: 'renamed again' })).ok).toBe(true);
+      expect(t.warnings).toHaveLength(1);
+    } finally {
+      await silent.end();
+      await t.cleanup();
+    }
+  });
+});
