@@ -120,6 +120,9 @@ export class ChangeFeed {
   private readonly gone = new Set<string>();
   private readonly pendingAcks = new Map<string, number>();
   private acking = false;
+  /** The listening connection runs one query at a time: the heartbeat, acknowledgements, sync points. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private beating = false;
 
   constructor(private readonly options: ChangeFeedOptions) {
     this.channel = options.channel;
@@ -195,6 +198,8 @@ export class ChangeFeed {
     this.listeningSince = Date.now();
     this.joined = false;
     this.beats = 0;
+    this.beating = false;
+    this.queue = Promise.resolve();
     this.lastAlive = Date.now();
     // Everything cached before now is forgotten: changes made while nobody listened are unknown.
     // The cache comes on when this server's first heartbeat is back: from then on, writers wait for it.
@@ -209,12 +214,30 @@ export class ChangeFeed {
     }
   }
 
+  /** Queued behind the connection's other queries; each is bounded (HEARTBEAT_MS) once sent. */
+  private send(client: pg.Client, text: string, values: string[]): Promise<unknown> {
+    const sent = this.queue.then(() => client.query(text, values));
+    this.queue = sent.catch(() => {});
+    return sent;
+  }
+
+  private notify(client: pg.Client, message: string): Promise<unknown> {
+    return this.send(client, 'SELECT pg_notify($1, $2)', [this.channel, message]);
+  }
+
   private beat(client: pg.Client): void {
-    client.query('SELECT pg_notify($1, $2)', [this.channel, `h ${this.id} ${++this.beats}`]).then(
+    // One heartbeat at a time: a late one keeps the cache off until it is answered.
+    if (this.beating) return;
+    this.beating = true;
+    this.notify(client, `h ${this.id} ${++this.beats}`).then(
       () => {
+        this.beating = false;
         if (this.client === client) this.lastAlive = Date.now();
       },
-      () => this.lost(client),
+      () => {
+        this.beating = false;
+        this.lost(client);
+      },
     );
   }
 
@@ -227,9 +250,7 @@ export class ChangeFeed {
       w.seq = seq;
       w.epoch = this.epoch;
     }
-    client
-      .query('SELECT pg_notify($1, $2)', [this.channel, `s ${this.id} ${seq}`])
-      .catch(() => this.lost(client));
+    this.notify(client, `s ${this.id} ${seq}`).catch(() => this.lost(client));
   }
 
   private receive(payload: string): void {
@@ -310,22 +331,22 @@ export class ChangeFeed {
     const client = this.client;
     if (!client) return;
     w.roll = 'asking';
-    client
-      .query<{ name: string }>(
-        `SELECT application_name AS name FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name LIKE $1`,
-        [`${LISTENER} ${this.tag} %`],
-      )
-      .then(
-        ({ rows }) => {
-          w.roll = rows
-            .map((r) => r.name.slice(LISTENER.length + this.tag.length + 2))
-            .filter((id) => id !== this.id);
-          this.check(w);
-        },
-        // Not known: the write waits SETTLE_MS.
-        () => {},
-      );
+    this.send(
+      client,
+      `SELECT application_name AS name FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name LIKE $1`,
+      [`${LISTENER} ${this.tag} %`],
+    ).then(
+      (result) => {
+        const rows = (result as pg.QueryResult<{ name: string }>).rows;
+        w.roll = rows
+          .map((r) => r.name.slice(LISTENER.length + this.tag.length + 2))
+          .filter((id) => id !== this.id);
+        this.check(w);
+      },
+      // Not known: the write waits SETTLE_MS.
+      () => {},
+    );
   }
 
   /** The servers `w` still waits for (those not heard from since `now - SETTLE_MS` are gone). */
@@ -379,7 +400,7 @@ export class ChangeFeed {
     const acks = [...this.pendingAcks].map(([writer, seq]) => `${writer}:${seq}`).join(' ');
     this.pendingAcks.clear();
     this.acking = true;
-    client.query('SELECT pg_notify($1, $2)', [this.channel, `a ${this.id} ${acks}`]).then(
+    this.notify(client, `a ${this.id} ${acks}`).then(
       () => {
         this.acking = false;
         this.flushAcks();
@@ -420,7 +441,7 @@ export class ChangeFeed {
     if (client) {
       // The others stop waiting for this server at once.
       if (this.cache) {
-        await client.query('SELECT pg_notify($1, $2)', [this.channel, `b ${this.id}`]).catch(() => {});
+        await this.notify(client, `b ${this.id}`).catch(() => {});
       }
       await client.end().catch(() => {});
     }
