@@ -382,7 +382,9 @@ export class ChangeFeed {
       not_acknowledged_by:
         w.order === undefined
           ? 'unknown: this process did not get its own notification back (its listening connection is down or slow)'
-          : missing.join(', '),
+          : w.roll === 'asking'
+            ? 'unknown: the listening connections could not be listed'
+            : missing.join(', '),
     });
     this.finish(w);
   }
