@@ -104,6 +104,21 @@ describe.skipIf(!available)('PostgreSQL change feed', () => {
     }
   });
 
+  it('a start that finds nothing to migrate (each CLI command) leaves the servers their caches', async () => {
+    const t = await setup();
+    try {
+      const { accountId, key } = await accountWithKey(t.sa);
+      await t.warm(key, accountId);
+      const cli = t.open({ cache: false });
+      expect((await cli.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000))).applied).toEqual([]);
+      await sleep(100);
+      expect(t.a.cachedSnapshot(accountId)).toBeDefined();
+      expect(t.sa.keys.authenticateNow(key)).toMatchObject({ ok: true });
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it('waits at most SETTLE_MS for a server that never acknowledges, names it, and not at all once it leaves', async () => {
     const t = await setup();
     const silent = new pg.Client({ connectionString: POSTGRES_URL });

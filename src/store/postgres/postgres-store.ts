@@ -169,6 +169,7 @@ export class PostgresStore implements Store {
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
     await guard(() => this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`));
+    let changed = false;
     return this.tx(
       async (db) => {
         // Several servers starting at once: one migrates, the others wait and find nothing to do.
@@ -193,9 +194,12 @@ export class PostgresStore implements Store {
         }
         const { n } = (await this.one<{ n: number }>('SELECT count(*) AS n FROM plans', [], db))!;
         if (n === 0) for (const p of plans) await this.insertPlan(p, now, db);
+        changed = applied.length > 0 || n === 0;
         return { applied };
       },
-      () => ['all'],
+      // Every start (a server's, each CLI command's) migrates: only one that changed something
+      // makes the servers forget their caches.
+      () => (changed ? ['all'] : []),
     );
   }
 
