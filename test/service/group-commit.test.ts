@@ -27,6 +27,36 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     expect(used('requests', '5h')).toBe(3);
   });
 
+  it('refused by a later window, leaves the earlier windows as they were, beside charged ones in the batch', async () => {
+    // 100 records a week binds; the 5-hour window, checked first, would take them all.
+    const id = await accountOnPlan(h.services, { records5h: 1000, records1w: 100, requests5h: 1000 });
+    expect((await h.services.tokens.apply(id, { kind: 'grant', amount: 10 })).ok).toBe(true);
+    const snapshot = (await h.store.getSnapshot(id))!;
+    const charged = () =>
+      h.services.usage.meter({
+        snapshot,
+        category: 'enrich',
+        amounts: { records: 30, requests: 1 },
+        tokenCost: 3,
+        reason: 'test',
+        render: () => null,
+      });
+    const plain = () => h.services.usage.record(id, { category: 'enrich', records: 30 });
+    const oks = (results: { ok: boolean }[]) => results.filter((r) => r.ok).length;
+    expect(oks(await Promise.all([charged(), charged()]))).toBe(2);
+    // 60 records: one more batch of 30 fits the week, the second is refused by it (and the 5-hour
+    // window, which it would fit, is not touched); then a charged one, refused the same way.
+    expect(oks(await Promise.all([plain(), plain()]))).toBe(1);
+    const refused = await charged();
+    expect(!refused.ok && refused.error.code).toBe('fair_use_exceeded');
+    const after = (await h.store.getSnapshot(id))!;
+    const used = (unit: string, win: string) =>
+      after.windows.find((w) => w.unit === unit && w.window === win)?.used;
+    expect([used('records', '5h'), used('records', '1w'), used('requests', '5h')]).toEqual([90, 90, 3]);
+    expect(after.account.tokenBalance).toBe(4);
+    expect(await h.store.listLedger(id, { limit: 10 })).toHaveLength(3);
+  });
+
   it('counts one idempotency key once even within one batch, and answers alike', async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>

@@ -142,6 +142,37 @@ function cacheSuite(
       }
     });
 
+    it('after its own consumptions without a charge, in a new category too, answers what the database holds', async () => {
+      const { a, b, cleanup, sa } = await setup();
+      try {
+        const { accountId } = await accountWithKey(sa);
+        await until(
+          () => a.getSnapshot(accountId),
+          () => a.cachedSnapshot(accountId) !== undefined,
+          3_000,
+        );
+        for (const [category, records] of [
+          ['search', 1],
+          ['enrich', 2],
+          ['search', 3],
+        ] as const) {
+          expect((await sa.usage.record(accountId, { category, records })).ok).toBe(true);
+          const truth = await until(
+            () => b.getSnapshot(accountId),
+            (t) => t?.windows.some((w) => w.category === category && w.used >= records) ?? false,
+            notifyMs,
+          );
+          const cached = a.cachedSnapshot(accountId);
+          expect(cached !== undefined).toBe(updatesInPlace);
+          // The same windows, in the same order, as a read of the database gives.
+          if (cached) expect(cached).toEqual(truth);
+          expect(await a.getSnapshot(accountId)).toEqual(truth);
+        }
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('answers at once (no promise) only what a read would: nothing cold, nothing stale', async () => {
       const { a, cleanup, sa, sb } = await setup();
       try {

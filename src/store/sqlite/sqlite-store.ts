@@ -13,7 +13,7 @@ import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { exceededBy, type WindowState } from '../../domain/fair-use.js';
+import { applyConsumption, exceededBy, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
@@ -112,9 +112,9 @@ export class SqliteStore implements Store {
       if (outcome.kind === 'committed') this.writeAudit(audit);
       return outcome;
     });
-    // The group commit's transaction: each consumption of the batch in its own savepoint.
+    // The group commit's transaction: each consumption of the batch all-or-nothing by itself.
     this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) =>
-      batch.map((item) => this.consumeInSavepoint(item.c, item.audit)),
+      batch.map((item) => this.consumeInBatch(item.c, item.audit)),
     );
   }
 
@@ -627,8 +627,9 @@ export class SqliteStore implements Store {
 
   /**
    * Group commit: consumptions that arrive in the same turn of the event loop are written in one
-   * transaction, so they share one fsync. Each runs in its own savepoint, so each is still
-   * all-or-nothing by itself, and each caller is answered only once the shared COMMIT is durable.
+   * transaction, so they share one fsync. Each is still all-or-nothing by itself (decided before its
+   * first write, or in a savepoint of its own), and each caller is answered only once the shared
+   * COMMIT is durable.
    */
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
     return new Promise<UsageOutcome>((resolve, reject) => {
@@ -671,10 +672,14 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** One consumption inside the batch's transaction: a refusal or a failure undoes only its own savepoint. */
-  private consumeInSavepoint(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
+  /**
+   * One consumption inside the batch's transaction. Without a charge, everything that could refuse
+   * it is decided before its first write (see consumeDirect), so it needs no savepoint; with one, a
+   * refusal or a failure undoes only its own savepoint.
+   */
+  private consumeInBatch(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
     try {
-      return this.consumeTx(c, audit);
+      return c.charge ? this.consumeTx(c, audit) : this.consumeDirect(c, audit);
     } catch (err) {
       if (err instanceof Rollback) return err.outcome as UsageOutcome;
       // A failure of the database itself fails the whole batch (its COMMIT could not stand).
@@ -684,8 +689,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Inside a transaction. Any refusal throws Rollback, so nothing of it is kept. */
-  private consume(c: UsageCommit): UsageOutcome {
+  /** An idempotent replay (or conflict), or an account that does not exist: answered without writing. */
+  private answeredBeforeWriting(c: UsageCommit): UsageOutcome | undefined {
     if (c.idempotency) {
       const prior = this.sql(
         'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
@@ -698,29 +703,81 @@ export class SqliteStore implements Store {
       }
     }
     if (!this.sql('SELECT 1 FROM accounts WHERE id = ?').get(c.accountId)) return { kind: 'not_found' };
+    return undefined;
+  }
+
+  /**
+   * One conditional upsert per window: starts the window if it is not running, adds if it fits. Its
+   * change count says which (no RETURNING: SQLite buffers returned rows, which costs more than the
+   * upsert itself).
+   */
+  private addToWindow(c: UsageCommit, inc: UsageCommit['increments'][number]): boolean {
+    const { changes } = this.sql(
+      `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+       SELECT @account, @category, @unit, @win, @now, @now + @length, @amount WHERE @amount <= @limit
+       ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
+         used       = CASE WHEN w.ends_at <= @now THEN excluded.used ELSE w.used + excluded.used END,
+         started_at = CASE WHEN w.ends_at <= @now THEN excluded.started_at ELSE w.started_at END,
+         ends_at    = CASE WHEN w.ends_at <= @now THEN excluded.ends_at ELSE w.ends_at END
+       WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit`,
+    ).run({
+      account: c.accountId,
+      category: inc.category,
+      unit: inc.unit,
+      win: inc.window,
+      now: c.now,
+      length: inc.lengthSeconds,
+      amount: inc.amount,
+      limit: inc.limit,
+    });
+    return changes > 0;
+  }
+
+  /** The answer, kept for replays when the consumption has an idempotency key. */
+  private keepForReplay(c: UsageCommit, response: unknown): void {
+    if (!c.idempotency) return;
+    this.sql(
+      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
+       VALUES (?, ?, ?, ?, ?)`,
+    ).run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
+  }
+
+  /**
+   * A consumption without a charge, in no savepoint of its own: the account's windows are read
+   * first and the domain's reference semantics decide, before any write, whether every window takes
+   * its amount. Nothing can change in between (the same synchronous step, under the write lock), so
+   * the writes cannot be refused; the windows after are the reference's, not read back. Should a
+   * write fail anyway, the whole batch fails rather than keep half a consumption.
+   */
+  private consumeDirect(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome {
+    const answered = this.answeredBeforeWriting(c);
+    if (answered) return answered;
+    const decided = applyConsumption(this.windowsOf(c.accountId), c.increments, c.now);
+    if (!decided.ok) return { kind: 'exceeded', exceeded: decided.exceeded };
+    const windows = decided.states.sort(byWindowKey);
+    // Before the first write: should rendering fail, only this consumption does.
+    const response = c.render(windows, null);
+    try {
+      for (const inc of c.increments) {
+        if (!this.addToWindow(c, inc))
+          throw new Error(`window ${inc.category}.${inc.unit}.${inc.window} refused`);
+      }
+      this.keepForReplay(c, response);
+      this.writeAudit(audit);
+    } catch (err) {
+      throw new StoreUnavailableError(
+        `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,
+      );
+    }
+    return { kind: 'committed', response, after: { windows, tokenBalance: null } };
+  }
+
+  /** Inside a transaction (the savepoint of consumeTx). Any refusal throws Rollback, so nothing of it is kept. */
+  private consume(c: UsageCommit): UsageOutcome {
+    const answered = this.answeredBeforeWriting(c);
+    if (answered) return answered;
     for (const inc of c.increments) {
-      // One conditional upsert per window: starts the window if it is not running, adds if it fits.
-      // Its change count says which (no RETURNING: SQLite buffers returned rows, which costs more
-      // than the upsert itself, and windowsOf reads them all back below anyway).
-      const { changes } = this.sql(
-        `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
-         SELECT @account, @category, @unit, @win, @now, @now + @length, @amount WHERE @amount <= @limit
-         ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
-           used       = CASE WHEN w.ends_at <= @now THEN excluded.used ELSE w.used + excluded.used END,
-           started_at = CASE WHEN w.ends_at <= @now THEN excluded.started_at ELSE w.started_at END,
-           ends_at    = CASE WHEN w.ends_at <= @now THEN excluded.ends_at ELSE w.ends_at END
-         WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit`,
-      ).run({
-        account: c.accountId,
-        category: inc.category,
-        unit: inc.unit,
-        win: inc.window,
-        now: c.now,
-        length: inc.lengthSeconds,
-        amount: inc.amount,
-        limit: inc.limit,
-      });
-      if (changes === 0) {
+      if (!this.addToWindow(c, inc)) {
         throw new Rollback({
           kind: 'exceeded',
           exceeded: exceededBy(inc, this.windowsOf(c.accountId), c.now),
@@ -744,12 +801,7 @@ export class SqliteStore implements Store {
     }
     const windows = this.windowsOf(c.accountId);
     const response = c.render(windows, balanceAfter);
-    if (c.idempotency) {
-      this.sql(
-        `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
-         VALUES (?, ?, ?, ?, ?)`,
-      ).run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
-    }
+    this.keepForReplay(c, response);
     return { kind: 'committed', response, after: { windows, tokenBalance: balanceAfter } };
   }
 
@@ -783,4 +835,11 @@ export class SqliteStore implements Store {
     );
     return rows.map(toAudit);
   }
+}
+
+/** The order the windows' primary key keeps them in, which is how windowsOf reads them. */
+function byWindowKey(a: WindowState, b: WindowState): number {
+  if (a.category !== b.category) return a.category < b.category ? -1 : 1;
+  if (a.unit !== b.unit) return a.unit < b.unit ? -1 : 1;
+  return a.window < b.window ? -1 : a.window > b.window ? 1 : 0;
 }
