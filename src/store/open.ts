@@ -1,13 +1,13 @@
 /** @module Opens the store the configuration names (each driver is loaded only when it is used). */
 import type { DatabaseConfig } from '../config.js';
+import type { PostgresOptions } from './postgres/driver.js';
 import type { Store } from './store.js';
 
-export interface OpenOptions {
-  /** Keep a read cache (a server); a one-shot command (the CLI) does without. Default true. */
-  cache?: boolean;
-  /** Where the store's warnings go (a server's log). */
-  warn?: (message: string, fields: Record<string, unknown>) => void;
-}
+/**
+ * What the process is, for the store: a server keeps a read cache and logs the store's warnings; a
+ * one-shot command (the CLI) does without a cache. SQLite's cache needs neither (see its store).
+ */
+export type OpenOptions = Pick<PostgresOptions, 'cache' | 'warn'>;
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
   if (database.kind === 'sqlite') {
@@ -22,7 +22,6 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
     statementTimeoutMs: database.timeoutMs,
     // Also bounds the wait for a free pooled connection under load.
     connectTimeoutMs: database.timeoutMs,
-    cache: options.cache,
-    warn: options.warn,
+    ...options,
   });
 }

@@ -86,6 +86,9 @@ export interface AuditQuery extends Page {
   accountId?: string;
 }
 
+/** Where a store's warnings go (a server's log): a message, and fields to log with it. */
+export type Warn = (message: string, fields: Record<string, unknown>) => void;
+
 export interface Store {
   readonly backend: 'sqlite' | 'postgres';
 

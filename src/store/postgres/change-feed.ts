@@ -27,6 +27,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { applyChange, type Change, type ReadCache } from '../read-cache.js';
+import type { Warn } from '../store.js';
 
 const HEARTBEAT_MS = 1_000;
 const HEALTHY_MS = 2_500;
@@ -73,7 +74,6 @@ interface Waiter {
   resolve: () => void;
   /** Set when the write has committed and waits. */
   timer?: NodeJS.Timeout;
-  since?: number;
 }
 
 interface Peer {
@@ -82,6 +82,8 @@ interface Peer {
   acked: number;
   /** This process's own-message count when the server was seen joining (its first heartbeat). */
   joinedAt?: number;
+  /** It said it leaves: nobody waits for it (kept until it is no longer listed anywhere). */
+  left?: boolean;
 }
 
 export interface ChangeFeedOptions {
@@ -91,7 +93,7 @@ export interface ChangeFeedOptions {
   /** The cache this feed keeps true; without one, the process only writes (the CLI) and is not waited for. */
   cache?: ReadCache;
   /** Told when a write was answered without every server's acknowledgement. */
-  warn?: (message: string, fields: Record<string, unknown>) => void;
+  warn?: Warn;
 }
 
 export class ChangeFeed {
@@ -117,7 +119,6 @@ export class ChangeFeed {
   private readonly orderOfSeq = new Map<number, number>();
   private readonly waiters = new Set<Waiter>();
   private readonly peers = new Map<string, Peer>();
-  private readonly gone = new Set<string>();
   private readonly pendingAcks = new Map<string, number>();
   private acking = false;
   /** The listening connection runs one query at a time: the heartbeat, acknowledgements, sync points. */
@@ -159,7 +160,6 @@ export class ChangeFeed {
       settle: () => {
         if (this.closed) this.finish(w);
         else if (this.waiters.has(w)) {
-          w.since = Date.now();
           w.timer = setTimeout(() => this.late(w), SETTLE_MS);
           this.check(w);
         }
@@ -289,9 +289,7 @@ export class ChangeFeed {
         this.checkAll();
       }
     } else if (kind === 'b') {
-      this.peers.delete(from);
-      this.gone.add(from);
-      if (this.gone.size > REMEMBERED) this.gone.delete(this.gone.values().next().value as string);
+      this.heard(from).left = true;
       this.checkAll();
     } else if (this.cache) {
       applyChange(this.cache, 'all');
@@ -349,16 +347,16 @@ export class ChangeFeed {
     );
   }
 
-  /** The servers `w` still waits for (those not heard from since `now - SETTLE_MS` are gone). */
+  /** The servers `w` still waits for (those not heard from since `now - SETTLE_MS` count as gone). */
   private missing(w: Waiter, now = Date.now()): string[] {
     const order = w.order;
     if (order === undefined || w.roll === 'asking') return ['?'];
     const ids = new Set(this.peers.keys());
     for (const id of w.roll ?? []) ids.add(id);
     return [...ids].filter((id) => {
-      if (this.gone.has(id)) return false;
       const p = this.peers.get(id);
       if (!p) return true;
+      if (p.left) return false;
       // Seen joining after this write: it listened too late to get it, and read the database after it.
       if (p.joinedAt !== undefined && p.joinedAt >= order) return false;
       return p.acked < order && now - p.heard <= SETTLE_MS;
@@ -375,8 +373,8 @@ export class ChangeFeed {
 
   private late(w: Waiter): void {
     if (!this.waiters.has(w)) return;
-    // Named as they stood when the write committed: by now, a silent one counts as gone.
-    const missing = this.missing(w, w.since);
+    // Named as they stood when the write committed (SETTLE_MS ago): by now, a silent one counts as gone.
+    const missing = this.missing(w, Date.now() - SETTLE_MS);
     this.options.warn?.('a write was answered without every server acknowledging it', {
       waited_ms: SETTLE_MS,
       not_acknowledged_by:

@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import type { Warn } from '../store.js';
 
 export interface PgQueryable {
   query<R = Record<string, unknown>>(
@@ -44,7 +45,7 @@ export interface PostgresOptions {
    */
   cache?: boolean;
   /** Told when a write was answered without every server's acknowledgement (see ChangeFeed). */
-  warn?: (message: string, fields: Record<string, unknown>) => void;
+  warn?: Warn;
 }
 
 // BIGINT (int8) and count(*) arrive as strings by default; every value we store fits a double exactly.

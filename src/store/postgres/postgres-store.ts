@@ -69,12 +69,13 @@ export class PostgresStore implements Store {
     quoteIdent(this.schema);
     this.pool = createPool(options);
     // Every process on the database notifies its writes; one without a cache is not waited for.
-    if (!(options.cache ?? true)) this.cache.setEnabled(false);
+    const cached = options.cache ?? true;
+    if (!cached) this.cache.setEnabled(false);
     this.feed = new ChangeFeed({
       url: options.url,
       channel: `toolgate_${this.schema}`.slice(0, 63),
       connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-      cache: (options.cache ?? true) ? this.cache : undefined,
+      cache: cached ? this.cache : undefined,
       warn: options.warn,
     });
     void this.feed.start();
