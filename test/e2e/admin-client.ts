@@ -1,4 +1,4 @@
-/** Talking to a real server's admin API over HTTP, for the end-to-end tests. */
+/** Talking to a real server over HTTP, for the end-to-end tests: its admin API, and get_account. */
 export const E2E_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 
 export async function adminCall(
@@ -27,4 +27,12 @@ export function planWithLimit(limit: number) {
       search: { records: { '5h': 1_000_000, '1w': 1_000_000 }, requests: { '5h': 1_000_000 } },
     },
   };
+}
+
+/** `POST /api/v1/tools/get_account` with `key`. */
+export function getAccount(baseUrl: string, key: string): Promise<Response> {
+  return fetch(`${baseUrl}/api/v1/tools/get_account`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+  });
 }

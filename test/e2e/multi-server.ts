@@ -3,7 +3,7 @@
  * server must hold across servers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
+import { adminCall, E2E_ADMIN_TOKEN, getAccount, planWithLimit } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
 
 /** { status: count }, so a failure shows every status that came back. */
@@ -54,11 +54,6 @@ export function multiServerSuite(name: string, makeBackend: () => Promise<Backen
       expect(res.status).toBe(201);
       return res.body as { id: string; key: string };
     };
-    const getAccount = (url: string, key: string) =>
-      fetch(`${url}/api/v1/tools/get_account`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}` },
-      });
 
     it('300 concurrent consumptions of 1 on a limit of 100 grant exactly 100 and refuse 200 (one server)', async () => {
       const id = await newAccount({ name: 'race-1', plan: 'hundred' });

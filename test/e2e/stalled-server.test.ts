@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
-import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
+import { adminCall, E2E_ADMIN_TOKEN, getAccount } from './admin-client.js';
 import { startServer } from './process.js';
 
 const available = await postgresAvailable();
@@ -23,11 +23,6 @@ describe.skipIf(!available)('PostgreSQL: a stalled server', () => {
     };
     const a = await startServer(env);
     const b = await startServer(env);
-    const getAccount = (url: string, key: string) =>
-      fetch(`${url}/api/v1/tools/get_account`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}` },
-      });
     try {
       const account = await adminCall(a.url, 'POST', '/accounts', { name: 'stalled' });
       expect(account.status).toBe(201);
