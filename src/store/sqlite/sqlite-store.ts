@@ -13,7 +13,7 @@ import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, exceededBy, type WindowState } from '../../domain/fair-use.js';
+import { applyConsumption, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
@@ -86,7 +86,6 @@ export class SqliteStore implements Store {
   private usageFlushScheduled = false;
   private dataVersion = -1;
   private readonly dataVersionStatement: SqliteStatement;
-  private readonly consumeTx: (c: UsageCommit, audit: AuditEntry | undefined) => UsageOutcome;
   private readonly consumeBatchTx: { immediate(batch: PendingUsage[]): (UsageOutcome | Error)[] };
 
   constructor(options: SqliteStoreOptions) {
@@ -106,12 +105,6 @@ export class SqliteStore implements Store {
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
-    // Called inside the group commit's transaction, so it runs as a savepoint; made once.
-    this.consumeTx = this.db.transaction((c: UsageCommit, audit: AuditEntry | undefined) => {
-      const outcome = this.consume(c);
-      if (outcome.kind === 'committed') this.writeAudit(audit);
-      return outcome;
-    });
     // The group commit's transaction: each consumption of the batch all-or-nothing by itself.
     this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) =>
       batch.map((item) => this.consumeInBatch(item.c, item.audit)),
@@ -628,8 +621,7 @@ export class SqliteStore implements Store {
   /**
    * Group commit: consumptions that arrive in the same turn of the event loop are written in one
    * transaction, so they share one fsync. Each is still all-or-nothing by itself (decided before its
-   * first write, or in a savepoint of its own), and each caller is answered only once the shared
-   * COMMIT is durable.
+   * first write), and each caller is answered only once the shared COMMIT is durable.
    */
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
     return new Promise<UsageOutcome>((resolve, reject) => {
@@ -673,37 +665,18 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One consumption inside the batch's transaction. Without a charge, everything that could refuse
-   * it is decided before its first write (see consumeDirect), so it needs no savepoint; with one, a
-   * refusal or a failure undoes only its own savepoint.
+   * One consumption inside the batch's transaction. A refusal, or a failure before its first write,
+   * answers for this consumption alone; a failure of the database, or one after a write, fails the
+   * whole batch (its COMMIT could not stand).
    */
   private consumeInBatch(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
     try {
-      return c.charge ? this.consumeTx(c, audit) : this.consumeDirect(c, audit);
+      return this.consume(c, audit);
     } catch (err) {
-      if (err instanceof Rollback) return err.outcome as UsageOutcome;
-      // A failure of the database itself fails the whole batch (its COMMIT could not stand).
       if (err instanceof StoreUnavailableError || (err as { code?: string }).code?.startsWith('SQLITE_IOERR'))
         throw err;
       return err as Error;
     }
-  }
-
-  /** An idempotent replay (or conflict), or an account that does not exist: answered without writing. */
-  private answeredBeforeWriting(c: UsageCommit): UsageOutcome | undefined {
-    if (c.idempotency) {
-      const prior = this.sql(
-        'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
-      ).get(c.accountId, c.idempotency.key) as { request_hash: string; response: string } | undefined;
-      if (prior) {
-        return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
-          kind: 'replayed' as const,
-          response: JSON.parse(prior.response),
-        }));
-      }
-    }
-    if (!this.sql('SELECT 1 FROM accounts WHERE id = ?').get(c.accountId)) return { kind: 'not_found' };
-    return undefined;
   }
 
   /**
@@ -743,24 +716,58 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * A consumption without a charge, in no savepoint of its own: the account's windows are read
-   * first and the domain's reference semantics decide, before any write, whether every window takes
-   * its amount. Nothing can change in between (the same synchronous step, under the write lock), so
-   * the writes cannot be refused; the windows after are the reference's, not read back. Should a
-   * write fail anyway, the whole batch fails rather than keep half a consumption.
+   * One consumption, in no savepoint of its own: everything that could refuse it is decided before
+   * its first write, in the order of the checks (an idempotent replay, the account, the windows by
+   * the domain's reference semantics, then the charge against the balance). Nothing can change in
+   * between (the same synchronous step, under the write lock), so the writes cannot be refused; the
+   * windows and balance after are the ones decided, not read back. Should a write fail anyway, the
+   * whole batch fails rather than keep half a consumption.
    */
-  private consumeDirect(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome {
-    const answered = this.answeredBeforeWriting(c);
-    if (answered) return answered;
+  private consume(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome {
+    if (c.idempotency) {
+      const prior = this.sql(
+        'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
+      ).get(c.accountId, c.idempotency.key) as { request_hash: string; response: string } | undefined;
+      if (prior) {
+        return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
+          kind: 'replayed' as const,
+          response: JSON.parse(prior.response),
+        }));
+      }
+    }
+    const account = this.sql('SELECT token_balance FROM accounts WHERE id = ?').get(c.accountId) as
+      | { token_balance: number }
+      | undefined;
+    if (!account) return { kind: 'not_found' };
     const decided = applyConsumption(this.windowsOf(c.accountId), c.increments, c.now);
     if (!decided.ok) return { kind: 'exceeded', exceeded: decided.exceeded };
+    let balanceAfter: number | null = null;
+    if (c.charge) {
+      // The same condition as applyLedger's conditional update: the balance stays >= 0.
+      balanceAfter = account.token_balance + ledgerDelta('charge', c.charge.amount);
+      if (balanceAfter < 0) return { kind: 'insufficient', balance: account.token_balance };
+    }
     const windows = decided.states.sort(byWindowKey);
     // Before the first write: should rendering fail, only this consumption does.
-    const response = c.render(windows, null);
+    const response = c.render(windows, balanceAfter);
     try {
       for (const inc of c.increments) {
         if (!this.addToWindow(c, inc))
           throw new Error(`window ${inc.category}.${inc.unit}.${inc.window} refused`);
+      }
+      if (c.charge) {
+        const charged = this.applyLedger({
+          id: c.charge.entryId,
+          accountId: c.accountId,
+          kind: 'charge',
+          amount: c.charge.amount,
+          reason: c.charge.reason,
+          idempotencyKey: null,
+          requestHash: '',
+          createdAt: c.now,
+        });
+        if (charged.kind !== 'applied' || charged.entry.balanceAfter !== balanceAfter)
+          throw new Error(`the charge was not applied as decided (${charged.kind})`);
       }
       this.keepForReplay(c, response);
       this.writeAudit(audit);
@@ -769,39 +776,6 @@ export class SqliteStore implements Store {
         `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,
       );
     }
-    return { kind: 'committed', response, after: { windows, tokenBalance: null } };
-  }
-
-  /** Inside a transaction (the savepoint of consumeTx). Any refusal throws Rollback, so nothing of it is kept. */
-  private consume(c: UsageCommit): UsageOutcome {
-    const answered = this.answeredBeforeWriting(c);
-    if (answered) return answered;
-    for (const inc of c.increments) {
-      if (!this.addToWindow(c, inc)) {
-        throw new Rollback({
-          kind: 'exceeded',
-          exceeded: exceededBy(inc, this.windowsOf(c.accountId), c.now),
-        });
-      }
-    }
-    let balanceAfter: number | null = null;
-    if (c.charge) {
-      const outcome = this.applyLedger({
-        id: c.charge.entryId,
-        accountId: c.accountId,
-        kind: 'charge',
-        amount: c.charge.amount,
-        reason: c.charge.reason,
-        idempotencyKey: null,
-        requestHash: '',
-        createdAt: c.now,
-      });
-      if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
-      balanceAfter = outcome.entry.balanceAfter;
-    }
-    const windows = this.windowsOf(c.accountId);
-    const response = c.render(windows, balanceAfter);
-    this.keepForReplay(c, response);
     return { kind: 'committed', response, after: { windows, tokenBalance: balanceAfter } };
   }
 
