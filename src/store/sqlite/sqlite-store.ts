@@ -531,7 +531,10 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Read back after every consumption: rows as arrays, which better-sqlite3 builds faster than objects. */
+  /**
+   * Read before every consumption (and for each snapshot): rows as arrays, which better-sqlite3
+   * builds faster than objects.
+   */
   private windowsOf(accountId: string): WindowState[] {
     const rows = this.sql(
       'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = ?',
