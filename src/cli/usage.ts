@@ -30,12 +30,16 @@ export function registerUsage(program: Command): void {
     .action(async (accountId: string, opts: RecordOptions) => {
       const { answer, replayed } = await withServices(async (s) =>
         unwrap(
-          await s.usage.record(accountId, {
-            category: opts.category,
-            records: opts.records,
-            requests: opts.requests,
-            idempotency_key: opts.idempotencyKey,
-          }),
+          await s.usage.record(
+            accountId,
+            {
+              category: opts.category,
+              records: opts.records,
+              requests: opts.requests,
+              idempotency_key: opts.idempotencyKey,
+            },
+            { audit: true },
+          ),
         ),
       );
       emit(opts, answer, () => describe(answer, replayed, opts.idempotencyKey));

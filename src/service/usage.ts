@@ -43,17 +43,24 @@ export interface MeterRequest<T> {
   idempotency?: { key: string; payload: unknown };
   /** Builds the answer from the windows after the consumption (stored for idempotent replays). */
   render: (windows: WindowState[], nowSeconds: number) => T;
-  /** Written with the consumption, if it is committed: admin and CLI records only, never metered tool calls. */
+  /** Written with the consumption, if it is committed: the CLI's records only, never metering traffic. */
   audit?: AuditEntry;
 }
 
 export class UsageService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  /** The admin/CLI entry: validate, then meter with the usage answer as the rendered response. */
+  /**
+   * The usage endpoint's and the CLI's entry: validate, then meter with the usage answer as the
+   * rendered response. Audited only when `opts.audit` says so (the CLI, an operator's hand): the
+   * usage endpoint is metering traffic, a tool served elsewhere consuming as a metered tool call
+   * does, and like one it is not audited (an entry per consumption would grow the trail at the
+   * rate of the traffic, and cost more than the consumption itself).
+   */
   async record(
     accountId: string,
     input: { category?: unknown; records?: unknown; requests?: unknown; idempotency_key?: unknown },
+    opts: { audit?: boolean } = {},
   ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
     const amounts = validateAmounts(String(input.category), input.records ?? 0, input.requests ?? 1);
     if (!amounts.ok) return amounts;
@@ -75,11 +82,13 @@ export class UsageService {
       }),
     };
     if (idem.value !== null) req.idempotency = { key: idem.value, payload: { category, ...amounts.value } };
-    req.audit = draftAudit(this.deps, 'usage.record', accountId, null, {
-      category,
-      ...amounts.value,
-      idempotency_key: idem.value,
-    });
+    if (opts.audit) {
+      req.audit = draftAudit(this.deps, 'usage.record', accountId, null, {
+        category,
+        ...amounts.value,
+        idempotency_key: idem.value,
+      });
+    }
     const metered = await this.meter(req);
     return metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered;
   }

@@ -22,6 +22,7 @@ describe('toolgate audit list', () => {
     const grant = await t.json('tokens', 'grant', accountId, '5', '--reason', 'top-up');
     expect((await t.run('tokens', 'charge', accountId, '999')).code).toBe(1);
     expect((await t.run('users', 'add', accountId, '--email', 'ann@example.com')).code).toBe(1);
+    await t.json('usage', 'record', accountId, '--category', 'enrich', '--records', '2');
     await t.json('keys', 'revoke', keyId);
     await t.json('keys', 'revoke', keyId); // already revoked: nothing happens, nothing audited
 
@@ -31,10 +32,17 @@ describe('toolgate audit list', () => {
       [ACTOR, 'key.create', accountId, keyId],
       [ACTOR, 'user.add', accountId, user.id],
       [ACTOR, 'tokens.grant', accountId, grant.entry.id],
+      [ACTOR, 'usage.record', accountId, null],
       [ACTOR, 'key.revoke', accountId, keyId],
     ]);
     expect(entries[0]?.details).toEqual({ name: 'Audit Co', plan: 'free', unlimited: null, tokens: 10 });
     expect(entries[3]?.details).toEqual({ amount: 5, reason: 'top-up', idempotency_key: null });
+    expect(entries[4]?.details).toEqual({
+      category: 'enrich',
+      records: 2,
+      requests: 1,
+      idempotency_key: null,
+    });
     expect(entries[0]?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
 

@@ -33,7 +33,7 @@ describe('services acting as someone', () => {
     expect(await trail()).toHaveLength(2);
   });
 
-  it('never audit a metered consumption through meter, even when acting as someone', async () => {
+  it('never audit metering (meter, the usage endpoint), even when acting as someone; the CLI record is audited', async () => {
     const ops = h.services.as('admin:ops');
     const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
     if (!acc.ok) throw new Error(acc.error.message);
@@ -47,8 +47,11 @@ describe('services acting as someone', () => {
     });
     expect(metered.ok).toBe(true);
     expect((await trail()).map((e) => e.action)).toEqual(['account.create']);
-    // usage.record is the admin action, and is audited.
-    await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 });
+    // The usage endpoint's record is metering traffic too: not audited.
+    expect((await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 })).ok).toBe(true);
+    expect((await trail()).map((e) => e.action)).toEqual(['account.create']);
+    // The CLI's, an operator's hand, is.
+    await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 }, { audit: true });
     expect((await trail()).map((e) => e.action)).toEqual(['account.create', 'usage.record']);
   });
 });
