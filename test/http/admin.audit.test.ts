@@ -173,7 +173,7 @@ describe('admin API, audit trail', () => {
     await ops.post(`/accounts/${id}/usage`, { category: 'enrich', records: 1, idempotency_key: 'u-1' });
     await ops.del(`/keys/${key.id}`);
     seen = (await trail()).length;
-    expect(seen).toBe(5); // the usage record is metering, never audited
+    expect(seen).toBe(5); // the usage endpoint is metering, not audited
 
     const refused: Array<[Promise<{ statusCode: number }>, number]> = [
       [ops.post('/accounts', {}), 400],
