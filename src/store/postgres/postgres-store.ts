@@ -117,7 +117,11 @@ export class PostgresStore implements Store {
         touched = changes?.(result) ?? [];
         if (touched.length > 0) {
           ticket = this.feed.ticket(touched);
-          await db.query('SELECT pg_notify($1, $2)', [this.feed.channel, ticket.payload]);
+          await db.query({
+            name: 'tg_notify',
+            text: 'SELECT pg_notify($1, $2)',
+            values: [this.feed.channel, ticket.payload],
+          });
         }
         return result;
       });
@@ -516,12 +520,12 @@ export class PostgresStore implements Store {
 
   private async windowsOf(accountId: string, db: PgQueryable): Promise<WindowState[]> {
     return (
-      await this.all<WindowRow>(
-        'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
-        [accountId],
-        db,
-      )
-    ).map(toWindow);
+      await db.query<WindowRow>({
+        name: 'tg_windows_of',
+        text: 'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
+        values: [accountId],
+      })
+    ).rows.map(toWindow);
   }
 
   /** Serialises every transaction that uses the same (account, idempotency key). */
@@ -637,13 +641,21 @@ export class PostgresStore implements Store {
         }));
       }
     }
-    if (!(await this.one('SELECT 1 FROM accounts WHERE id = $1', [c.accountId], db)))
+    if (
+      !(await this.one(
+        { name: 'tg_account_exists', text: 'SELECT 1 FROM accounts WHERE id = $1' },
+        [c.accountId],
+        db,
+      ))
+    )
       return { kind: 'not_found' };
     for (const inc of c.increments) {
       // One conditional upsert per window: starts the window if it is not running, adds if it fits.
       // Under READ COMMITTED, ON CONFLICT DO UPDATE locks the row and evaluates WHERE on its latest version.
       const row = await this.one(
-        `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+        {
+          name: 'tg_add_to_window',
+          text: `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
          SELECT $1, $2, $3, $4, $5::bigint, $5::bigint + $6::bigint, $7::bigint WHERE $7::bigint <= $8::bigint
          ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
            used       = CASE WHEN w.ends_at <= $5::bigint THEN excluded.used ELSE w.used + excluded.used END,
@@ -651,6 +663,7 @@ export class PostgresStore implements Store {
            ends_at    = CASE WHEN w.ends_at <= $5::bigint THEN excluded.ends_at ELSE w.ends_at END
          WHERE (CASE WHEN w.ends_at <= $5::bigint THEN 0 ELSE w.used END) + excluded.used <= $8::bigint
          RETURNING used`,
+        },
         [c.accountId, inc.category, inc.unit, inc.window, c.now, inc.lengthSeconds, inc.amount, inc.limit],
         db,
       );
