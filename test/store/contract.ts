@@ -814,6 +814,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
               idempotency: { key: 'k', requestHash: 'h' },
             }),
           ).toEqual({ kind: 'not_found' });
+          // An amount over every limit: no window would even start, and the account is still unknown.
+          const over = incrementsFor(TINY.limits, 'enrich', { records: 1_000, requests: 1_000 });
+          expect(await store.commitUsage({ accountId: ghost, increments: over, now: T, render })).toEqual({
+            kind: 'not_found',
+          });
         });
       });
 

@@ -79,6 +79,9 @@ export function createPool(o: PostgresOptions): PgPool {
   return pool as unknown as PgPool;
 }
 
+/** A string as an SQL literal, for the rare statement sent without parameters (pg's own escaping). */
+export const quoteLiteral: (value: string) => string = pg.escapeLiteral;
+
 export function quoteIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Invalid schema name "${name}".`);
   return `"${name}"`;

@@ -8,7 +8,7 @@ import type { Account } from '../../domain/accounts.js';
 import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import { exceededBy, type WindowState } from '../../domain/fair-use.js';
+import { exceededBy, sameSlot, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
@@ -52,9 +52,12 @@ import {
   type PgQueryable,
   type PostgresOptions,
   quoteIdent,
+  quoteLiteral,
 } from './driver.js';
 
 const MIGRATION_LOCK = 7_264_001;
+/** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
+const FOREIGN_KEY_VIOLATION = '23503';
 const KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
 
 export class PostgresStore implements Store {
@@ -112,18 +115,11 @@ export class PostgresStore implements Store {
     let ticket: Ticket | undefined;
     let result: T;
     try {
-      result = await this.txRun(async (db) => {
-        const result = await fn(db);
+      result = await this.txRun(fn, (result) => {
         touched = changes?.(result) ?? [];
-        if (touched.length > 0) {
-          ticket = this.feed.ticket(touched);
-          await db.query({
-            name: 'tg_notify',
-            text: 'SELECT pg_notify($1, $2)',
-            values: [this.feed.channel, ticket.payload],
-          });
-        }
-        return result;
+        if (touched.length === 0) return undefined;
+        ticket = this.feed.ticket(touched);
+        return `SELECT pg_notify(${quoteLiteral(this.feed.channel)}, ${quoteLiteral(ticket.payload)})`;
       });
     } catch (err) {
       ticket?.cancel();
@@ -135,14 +131,23 @@ export class PostgresStore implements Store {
     return result;
   }
 
-  private async txRun<T>(fn: (db: PgClient) => Promise<T>): Promise<T> {
+  /**
+   * `lastly`, if it gives a statement, is sent with the COMMIT in one round trip (the simple query
+   * protocol takes several statements, without parameters); should it fail, the COMMIT is not run
+   * and the transaction rolls back like on any other error.
+   */
+  private async txRun<T>(
+    fn: (db: PgClient) => Promise<T>,
+    lastly?: (result: T) => string | undefined,
+  ): Promise<T> {
     return guard(async () => {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn(client);
-        await client.query('COMMIT');
+        const last = lastly?.(result);
+        await client.query(last === undefined ? 'COMMIT' : `${last}; COMMIT`);
         return result;
       } catch (err) {
         if (isUnavailable(err)) {
@@ -625,6 +630,68 @@ export class PostgresStore implements Store {
     );
   }
 
+  /**
+   * A consumption's windows in one statement, one round trip: one conditional upsert for all of
+   * them (each starts if it is not running and is added to if the amount fits; under READ
+   * COMMITTED, ON CONFLICT DO UPDATE locks each row and evaluates WHERE on its latest version, the
+   * rows always in the same order), with the account's other windows read beside it. Answers the
+   * account's windows after it; throws a Rollback when a window refused or the account is unknown
+   * (the windows' foreign key).
+   */
+  private async addToWindows(c: UsageCommit, db: PgQueryable): Promise<WindowState[]> {
+    const incs = c.increments;
+    let rows: (WindowRow & { touched: boolean })[];
+    try {
+      ({ rows } = await db.query<WindowRow & { touched: boolean }>({
+        name: 'tg_add_to_windows',
+        text: `WITH v AS (
+            SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $6::bigint[], $7::bigint[], $8::bigint[])
+              AS v (category, unit, win, len, amount, lim)
+          ), up AS (
+            INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+            SELECT $1, category, unit, win, $5::bigint, $5::bigint + len, amount FROM v WHERE amount <= lim
+            ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
+              used       = CASE WHEN w.ends_at <= $5::bigint THEN excluded.used ELSE w.used + excluded.used END,
+              started_at = CASE WHEN w.ends_at <= $5::bigint THEN excluded.started_at ELSE w.started_at END,
+              ends_at    = CASE WHEN w.ends_at <= $5::bigint THEN excluded.ends_at ELSE w.ends_at END
+            WHERE (CASE WHEN w.ends_at <= $5::bigint THEN 0 ELSE w.used END) + excluded.used
+              <= (SELECT lim FROM v WHERE v.category = excluded.category AND v.unit = excluded.unit AND v.win = excluded.win)
+            RETURNING category, unit, win, started_at, ends_at, used
+          )
+          SELECT category, unit, win, started_at, ends_at, used, true AS touched FROM up
+          UNION ALL
+          SELECT category, unit, win, started_at, ends_at, used, false FROM fair_use_windows w
+           WHERE w.account_id = $1
+             AND NOT EXISTS (SELECT 1 FROM up WHERE up.category = w.category AND up.unit = w.unit AND up.win = w.win)`,
+        values: [
+          c.accountId,
+          incs.map((i) => i.category),
+          incs.map((i) => i.unit),
+          incs.map((i) => i.window),
+          c.now,
+          incs.map((i) => i.lengthSeconds),
+          incs.map((i) => i.amount),
+          incs.map((i) => i.limit),
+        ],
+      }));
+    } catch (err) {
+      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION)
+        throw new Rollback({ kind: 'not_found' });
+      throw err;
+    }
+    const windows = rows.map(toWindow);
+    const refused = incs.find((inc) => !rows.some((r, i) => r.touched && sameSlot(windows[i]!, inc)));
+    if (refused) {
+      // Nothing was inserted when every amount alone is over its limit: the account may not exist.
+      if (!(await this.one('SELECT 1 FROM accounts WHERE id = $1', [c.accountId], db)))
+        throw new Rollback({ kind: 'not_found' });
+      // Read again: the refusal saw the row's latest version, this statement's read an older one.
+      const latest = await this.windowsOf(c.accountId, db);
+      throw new Rollback({ kind: 'exceeded', exceeded: exceededBy(refused, latest, c.now) });
+    }
+    return windows;
+  }
+
   private async consume(c: UsageCommit, db: PgQueryable): Promise<UsageOutcome> {
     if (c.idempotency) {
       await this.lockIdempotencyKey(db, 'usage', c.accountId, c.idempotency.key);
@@ -641,39 +708,7 @@ export class PostgresStore implements Store {
         }));
       }
     }
-    if (
-      !(await this.one(
-        { name: 'tg_account_exists', text: 'SELECT 1 FROM accounts WHERE id = $1' },
-        [c.accountId],
-        db,
-      ))
-    )
-      return { kind: 'not_found' };
-    for (const inc of c.increments) {
-      // One conditional upsert per window: starts the window if it is not running, adds if it fits.
-      // Under READ COMMITTED, ON CONFLICT DO UPDATE locks the row and evaluates WHERE on its latest version.
-      const row = await this.one(
-        {
-          name: 'tg_add_to_window',
-          text: `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
-         SELECT $1, $2, $3, $4, $5::bigint, $5::bigint + $6::bigint, $7::bigint WHERE $7::bigint <= $8::bigint
-         ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
-           used       = CASE WHEN w.ends_at <= $5::bigint THEN excluded.used ELSE w.used + excluded.used END,
-           started_at = CASE WHEN w.ends_at <= $5::bigint THEN excluded.started_at ELSE w.started_at END,
-           ends_at    = CASE WHEN w.ends_at <= $5::bigint THEN excluded.ends_at ELSE w.ends_at END
-         WHERE (CASE WHEN w.ends_at <= $5::bigint THEN 0 ELSE w.used END) + excluded.used <= $8::bigint
-         RETURNING used`,
-        },
-        [c.accountId, inc.category, inc.unit, inc.window, c.now, inc.lengthSeconds, inc.amount, inc.limit],
-        db,
-      );
-      if (!row) {
-        throw new Rollback({
-          kind: 'exceeded',
-          exceeded: exceededBy(inc, await this.windowsOf(c.accountId, db), c.now),
-        });
-      }
-    }
+    const windows = await this.addToWindows(c, db);
     let balanceAfter: number | null = null;
     if (c.charge) {
       const outcome = await this.applyLedger(
@@ -692,7 +727,7 @@ export class PostgresStore implements Store {
       if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
       balanceAfter = outcome.entry.balanceAfter;
     }
-    const response = c.render(await this.windowsOf(c.accountId, db), balanceAfter);
+    const response = c.render(windows, balanceAfter);
     if (c.idempotency) {
       await db.query(
         `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
