@@ -62,6 +62,20 @@ export interface UsageCommit {
   render: (windows: WindowState[], balanceAfter: number | null) => unknown;
 }
 
+/** The ledger entry of a consumption's charge, as both stores append it. */
+export function chargeEntry(c: UsageCommit, charge: NonNullable<UsageCommit['charge']>): LedgerAppend {
+  return {
+    id: charge.entryId,
+    accountId: c.accountId,
+    kind: 'charge',
+    amount: charge.amount,
+    reason: charge.reason,
+    idempotencyKey: null,
+    requestHash: '',
+    createdAt: c.now,
+  };
+}
+
 export type UsageOutcome =
   | {
       kind: 'committed';

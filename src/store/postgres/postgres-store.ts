@@ -31,16 +31,17 @@ import {
   type UserRow,
   type WindowRow,
 } from '../rows.js';
-import type {
-  AccountPatch,
-  AccountSnapshot,
-  AuditQuery,
-  LedgerAppend,
-  LedgerOutcome,
-  Page,
-  Store,
-  UsageCommit,
-  UsageOutcome,
+import {
+  type AccountPatch,
+  type AccountSnapshot,
+  type AuditQuery,
+  chargeEntry,
+  type LedgerAppend,
+  type LedgerOutcome,
+  type Page,
+  type Store,
+  type UsageCommit,
+  type UsageOutcome,
 } from '../store.js';
 import { ChangeFeed, type Ticket } from './change-feed.js';
 import {
@@ -89,19 +90,24 @@ export class PostgresStore implements Store {
     return this.feed.healthy();
   }
 
-  /** `text` may be named, `{ name, text }`: prepared once per connection, for the hot statements. */
+  /** The first row of all(), or undefined. */
   private async one<R>(
     text: string | { name: string; text: string },
     values: unknown[] = [],
     db: PgQueryable = this.pool,
   ): Promise<R | undefined> {
-    const result =
-      typeof text === 'string' ? await db.query<R>(text, values) : await db.query<R>({ ...text, values });
-    return result.rows[0];
+    return (await this.all<R>(text, values, db))[0];
   }
 
-  private async all<R>(text: string, values: unknown[] = [], db: PgQueryable = this.pool): Promise<R[]> {
-    return (await db.query<R>(text, values)).rows;
+  /** `text` may be named, `{ name, text }`: prepared once per connection, for the hot statements. */
+  private async all<R>(
+    text: string | { name: string; text: string },
+    values: unknown[] = [],
+    db: PgQueryable = this.pool,
+  ): Promise<R[]> {
+    return (
+      typeof text === 'string' ? await db.query<R>(text, values) : await db.query<R>({ ...text, values })
+    ).rows;
   }
 
   /**
@@ -525,12 +531,15 @@ export class PostgresStore implements Store {
 
   private async windowsOf(accountId: string, db: PgQueryable): Promise<WindowState[]> {
     return (
-      await db.query<WindowRow>({
-        name: 'tg_windows_of',
-        text: 'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
-        values: [accountId],
-      })
-    ).rows.map(toWindow);
+      await this.all<WindowRow>(
+        {
+          name: 'tg_windows_of',
+          text: 'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
+        },
+        [accountId],
+        db,
+      )
+    ).map(toWindow);
   }
 
   /** Serialises every transaction that uses the same (account, idempotency key). */
@@ -642,9 +651,10 @@ export class PostgresStore implements Store {
     const incs = c.increments;
     let rows: (WindowRow & { touched: boolean })[];
     try {
-      ({ rows } = await db.query<WindowRow & { touched: boolean }>({
-        name: 'tg_add_to_windows',
-        text: `WITH v AS (
+      rows = await this.all<WindowRow & { touched: boolean }>(
+        {
+          name: 'tg_add_to_windows',
+          text: `WITH v AS (
             SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $6::bigint[], $7::bigint[], $8::bigint[])
               AS v (category, unit, win, len, amount, lim)
           ), up AS (
@@ -663,7 +673,8 @@ export class PostgresStore implements Store {
           SELECT category, unit, win, started_at, ends_at, used, false FROM fair_use_windows w
            WHERE w.account_id = $1
              AND NOT EXISTS (SELECT 1 FROM up WHERE up.category = w.category AND up.unit = w.unit AND up.win = w.win)`,
-        values: [
+        },
+        [
           c.accountId,
           incs.map((i) => i.category),
           incs.map((i) => i.unit),
@@ -673,7 +684,8 @@ export class PostgresStore implements Store {
           incs.map((i) => i.amount),
           incs.map((i) => i.limit),
         ],
-      }));
+        db,
+      );
     } catch (err) {
       if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION)
         throw new Rollback({ kind: 'not_found' });
@@ -711,19 +723,7 @@ export class PostgresStore implements Store {
     const windows = await this.addToWindows(c, db);
     let balanceAfter: number | null = null;
     if (c.charge) {
-      const outcome = await this.applyLedger(
-        {
-          id: c.charge.entryId,
-          accountId: c.accountId,
-          kind: 'charge',
-          amount: c.charge.amount,
-          reason: c.charge.reason,
-          idempotencyKey: null,
-          requestHash: '',
-          createdAt: c.now,
-        },
-        db,
-      );
+      const outcome = await this.applyLedger(chargeEntry(c, c.charge), db);
       if (outcome.kind !== 'applied') throw new Rollback(outcome as UsageOutcome);
       balanceAfter = outcome.entry.balanceAfter;
     }

@@ -36,16 +36,17 @@ import {
   toWindow,
   type UserRow,
 } from '../rows.js';
-import type {
-  AccountPatch,
-  AccountSnapshot,
-  AuditQuery,
-  LedgerAppend,
-  LedgerOutcome,
-  Page,
-  Store,
-  UsageCommit,
-  UsageOutcome,
+import {
+  type AccountPatch,
+  type AccountSnapshot,
+  type AuditQuery,
+  chargeEntry,
+  type LedgerAppend,
+  type LedgerOutcome,
+  type Page,
+  type Store,
+  type UsageCommit,
+  type UsageOutcome,
 } from '../store.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import { WalSync } from './wal-sync.js';
@@ -759,16 +760,7 @@ export class SqliteStore implements Store {
           throw new Error(`window ${inc.category}.${inc.unit}.${inc.window} refused`);
       }
       if (c.charge) {
-        const charged = this.applyLedger({
-          id: c.charge.entryId,
-          accountId: c.accountId,
-          kind: 'charge',
-          amount: c.charge.amount,
-          reason: c.charge.reason,
-          idempotencyKey: null,
-          requestHash: '',
-          createdAt: c.now,
-        });
+        const charged = this.applyLedger(chargeEntry(c, c.charge));
         if (charged.kind !== 'applied' || charged.entry.balanceAfter !== balanceAfter)
           throw new Error(`the charge was not applied as decided (${charged.kind})`);
       }
