@@ -13,6 +13,25 @@ export interface ServerProcess {
 }
 
 /**
+ * The first line of the server's output that holds `text`, waiting up to `timeoutMs` for it: a
+ * line logged before an HTTP answer may still be on its way through the pipe when the answer is in.
+ */
+export async function outputLine(
+  server: ServerProcess,
+  text: string,
+  timeoutMs = 5_000,
+): Promise<string | undefined> {
+  for (const deadline = Date.now() + timeoutMs; ; ) {
+    const line = server
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes(text));
+    if (line !== undefined || Date.now() > deadline) return line;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
  * Starts `node dist/main.js` (what `npm start` runs, without its memory flags) on a free port and
  * resolves once it logs that it listens.
  */

@@ -7,19 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 import { adminCall, E2E_ADMIN_TOKEN, getAccount } from './admin-client.js';
-import { type ServerProcess, startServer } from './process.js';
-
-/** The first line of the server's output that holds `text`, waiting up to 5 s for it to arrive. */
-async function lineOf(server: ServerProcess, text: string): Promise<string | undefined> {
-  for (const deadline = Date.now() + 5_000; ; ) {
-    const line = server
-      .stdout()
-      .split('\n')
-      .find((l) => l.includes(text));
-    if (line !== undefined || Date.now() > deadline) return line;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { outputLine, startServer } from './process.js';
 
 const available = await postgresAvailable();
 
@@ -45,8 +33,7 @@ describe.skipIf(!available)('PostgreSQL: a stalled server', () => {
       b.child.kill('SIGSTOP');
       const suspended = await adminCall(a.url, 'PATCH', `/accounts/${id}`, { status: 'suspended' });
       expect(suspended.status).toBe(200);
-      // Logged before the answer was sent, but its pipe and the HTTP socket are read independently.
-      const warning = await lineOf(a, 'a write was answered without every server acknowledging it');
+      const warning = await outputLine(a, 'a write was answered without every server acknowledging it');
       expect(warning).toBeDefined();
       expect(JSON.parse(warning!)).toMatchObject({ level: 40, waited_ms: 3500 });
       expect(JSON.parse(warning!).not_acknowledged_by).toMatch(/^[0-9a-f]{12}$/);
