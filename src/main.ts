@@ -19,11 +19,11 @@ export async function serve(overrides: { host?: string; port?: number } = {}): P
     throw err;
   }
   const stop = (signal: string) => {
-    running.app.log.info({ signal }, 'shutting down');
+    running.log.info({ signal }, 'shutting down');
     running.close().then(
       () => process.exit(0),
       (err) => {
-        running.app.log.error({ err }, 'shutdown failed');
+        running.log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

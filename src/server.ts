@@ -3,6 +3,7 @@
  * then listening, with the first-run demo account and a clean shutdown on SIGTERM/SIGINT.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { type Config, resolveKeySecrets } from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
@@ -14,6 +15,8 @@ import { openStore } from './store/open.js';
 
 export interface Running {
   app: FastifyInstance;
+  /** The process's logger (Fastify's own `app.log` is silent when requests are not logged). */
+  log: Logger;
   url: string;
   close(): Promise<void>;
 }
@@ -69,7 +72,7 @@ export async function startServer(config: Config): Promise<Running> {
     })();
     return closing;
   };
-  return { app, url, close };
+  return { app, log: logger, url, close };
 }
 
 /** On an empty database (not in production): one demo account and key, printed once with a curl line. */
