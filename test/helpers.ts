@@ -2,11 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { FixedClock } from '../src/domain/clock.js';
 import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { buildApp } from '../src/http/app.js';
 import type { Tool } from '../src/http/tools/tool.js';
+import { createLogger } from '../src/logger.js';
 import { createServices, type Services } from '../src/service/index.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
@@ -121,4 +123,25 @@ export async function accountOnPlan(
   const account = await services.accounts.create({ name: id, plan: id });
   if (!account.ok) throw new Error(account.error.message);
   return account.value.id;
+}
+
+/** A logger at `level` as the server makes it, writing into memory: the raw lines and each parsed. */
+export function captureLogs(level: string) {
+  const raw: string[] = [];
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of chunk.toString().split('\n').filter(Boolean)) {
+        raw.push(l);
+        // A line that is not JSON is kept for the test to see, not thrown inside the logger's stream.
+        try {
+          lines.push(JSON.parse(l));
+        } catch {
+          lines.push({ unparsed: l });
+        }
+      }
+      done();
+    },
+  });
+  return { logger: createLogger(level, sink), lines, raw };
 }

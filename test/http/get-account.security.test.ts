@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/logger.js';
-import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 const getAccount = (h: AppHarness, authorization: string) =>
   h.app.inject({ method: 'POST', url: '/api/v1/tools/get_account', headers: { authorization } });
@@ -79,17 +77,11 @@ describe('get_account, security', () => {
   });
 
   it('logs JSON lines with the request id, and never the Authorization header or the key', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { logger, raw: lines } = captureLogs('trace');
     const app = await buildApp({
       services: h.services,
       adminToken: ADMIN_TOKEN,
-      logger: createLogger('trace', sink),
+      logger,
     });
     const { key } = await accountWithKey(h.services);
     const ids: string[] = [];

@@ -1,18 +1,6 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { lazyChildLogger } from '../../src/http/request-logger.js';
-import { createLogger } from '../../src/logger.js';
-
-function capture(level: string) {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { logger: createLogger(level, sink), lines };
-}
+import { captureLogs as capture } from '../helpers.js';
 
 describe('the per-request logger', () => {
   it('logs what an eager child would, bindings and redaction included, only at enabled levels', () => {

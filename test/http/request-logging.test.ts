@@ -1,11 +1,9 @@
-import { Writable } from 'node:stream';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { TOOLS } from '../../src/http/tools/index.js';
 import type { PlainTool } from '../../src/http/tools/tool.js';
-import { createLogger } from '../../src/logger.js';
-import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 /** Test-only tools: one that logs a warning and answers, one that throws. */
 const noisy: PlainTool = {
@@ -28,17 +26,6 @@ const broken: PlainTool = {
   },
 };
 
-function capture(level: string) {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { logger: createLogger(level, sink), lines };
-}
-
 describe('request logging', () => {
   let h: AppHarness;
   let key: string;
@@ -49,7 +36,7 @@ describe('request logging', () => {
   afterEach(async () => h.close());
 
   async function serve(level: string) {
-    const { logger, lines } = capture(level);
+    const { logger, lines } = captureLogs(level);
     const app = await buildApp({
       services: h.services,
       adminToken: ADMIN_TOKEN,
