@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** @module `npm start`: serve on the configured database (embedded SQLite by default). */
+// First: before anything big is loaded (see tick-shape.ts).
+import './tick-shape.js';
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
 

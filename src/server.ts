@@ -2,6 +2,8 @@
  * @module The composition root of a serving process: configuration -> store -> services -> app,
  * then listening, with the first-run demo account and a clean shutdown on SIGTERM/SIGINT.
  */
+// First (see tick-shape.ts); main.ts and the CLI import it earlier still.
+import './tick-shape.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, resolveKeySecrets } from './config.js';

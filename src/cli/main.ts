@@ -3,6 +3,8 @@
  * @module The `toolgate` command for operators and scripts. Every command takes --json. Exit codes:
  * 0 done, 1 refused or failed (not found, quota, balance, conflict), 2 wrong usage or configuration.
  */
+// First: before anything big is loaded (see ../tick-shape.ts).
+import '../tick-shape.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAccount } from './account.js';
