@@ -12,7 +12,7 @@
  * seconds for traffic. From then on each nextTick (five or six per request, from Node's streams and
  * HTTP) makes two calls into V8's runtime; `perf` put them at 5.6% of a get_account server's CPU.
  * One entry kept alive keeps its hidden classes alive, and with them the feedback. See
- * docs/performance.md, "What changed at the tick shape".
+ * docs/performance.md, "The nextTick entry kept alive".
  *
  * The entry is captured with an async hook that is enabled for one `nextTick` and disabled at
  * once (no hook is left behind). Where async hooks are missing, nothing is kept and nothing fails.
