@@ -15,21 +15,39 @@ const TWO_40 = 2 ** 40;
 let lastTime = -1;
 let high = 0;
 let low = 0;
-// The encoded time and high half, which change only with the millisecond (or a carry): made once.
-let head = '';
+
+// The id's characters as codes, kept between ids: the kind and "_" (0-3), the time (4-13) and the
+// high half (14-21), which change only with the millisecond (or a carry), and the low half
+// (22-29). One String.fromCharCode over them makes a flat string, a few times faster than joining
+// the parts, and a header value that Node's validation checks on its fast path (a joined string is
+// first flattened in V8's runtime).
+const codes: number[] = new Array(30).fill(48);
+codes[3] = 95; // "_"
+const ALPHABET_CODES = Array.from(ALPHABET, (c) => c.charCodeAt(0));
 
 // Random bytes drawn in bulk: one system call per 256 ids, not one per id.
 const pool = Buffer.alloc(10 * 256);
 let poolOffset = pool.length;
 
-function encode(value: number, chars: number): string {
-  let out = '';
+/**
+ * `value` (below 2^30) as `chars` base32 digits, most significant first, into codes[at] onwards.
+ * Small integers only: bit operations on them, where the modulo of a larger number (a double)
+ * would call out to C for every digit.
+ */
+function digitsInto(value: number, at: number, chars: number): void {
   let v = value;
-  for (let i = 0; i < chars; i++) {
-    out = ALPHABET[v % 32] + out;
-    v = Math.floor(v / 32);
+  for (let i = at + chars - 1; i >= at; i--) {
+    codes[i] = ALPHABET_CODES[v & 31] as number;
+    v >>>= 5;
   }
-  return out;
+}
+
+/** `value` (below 2^(10 * halfChars)) as twice `halfChars` digits, in two halves that are small integers. */
+function splitInto(value: number, at: number, halfChars: number): void {
+  const unit = 2 ** (5 * halfChars);
+  const top = Math.floor(value / unit);
+  digitsInto(top, at, halfChars);
+  digitsInto(value - top * unit, at + halfChars, halfChars);
 }
 
 function freshRandom(): void {
@@ -51,14 +69,19 @@ export function newId(kind: IdKind, nowMs: number = Date.now()): string {
     if (low >= TWO_40) {
       low = 0;
       high += 1;
-      head = encode(lastTime, 10) + encode(high, 8);
+      splitInto(high, 14, 4);
     }
   } else {
     lastTime = time;
     freshRandom();
-    head = encode(lastTime, 10) + encode(high, 8);
+    splitInto(lastTime, 4, 5);
+    splitInto(high, 14, 4);
   }
-  return `${kind}_${head}${encode(low, 8)}`;
+  splitInto(low, 22, 4);
+  codes[0] = kind.charCodeAt(0);
+  codes[1] = kind.charCodeAt(1);
+  codes[2] = kind.charCodeAt(2);
+  return String.fromCharCode.apply(null, codes);
 }
 
 const ID_PATTERN = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;

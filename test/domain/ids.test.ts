@@ -22,6 +22,15 @@ describe('ids', () => {
     for (const ms of [t, t, t + 1, t + 1, t + 1_000]) expect(newId('req', ms).slice(4, 14)).toBe(time(ms));
   });
 
+  it('count up by exactly one in their 80 random bits within a millisecond', () => {
+    const value = (id: string) =>
+      [...id.slice(14)].reduce((n, c) => n * 32n + BigInt('0123456789abcdefghjkmnpqrstvwxyz'.indexOf(c)), 0n);
+    const ids = Array.from({ length: 300 }, () => newId('req', 1_800_000_000_123));
+    for (let i = 1; i < ids.length; i++)
+      expect(value(ids[i] as string)).toBe(value(ids[i - 1] as string) + 1n);
+    expect(value(ids[0] as string) < 2n ** 80n).toBe(true);
+  });
+
   it('are unique for the same millisecond', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newId('req', 5)));
     expect(ids.size).toBe(1000);
