@@ -15,7 +15,8 @@ export interface LimitState {
 
 export class FixedWindowLimiter {
   private window = -1;
-  private counts = new Map<string, number>();
+  /** Each key's count in this window, in a box: a hit on a key already seen is one Map lookup. */
+  private counts = new Map<string, { n: number }>();
   /** Keys at (or past) the limit in this window: while there are none, nobody is refused. */
   private full = 0;
 
@@ -39,9 +40,16 @@ export class FixedWindowLimiter {
   /** Counts one event for `key` and says whether it is within the limit. */
   hit(key: string): LimitState {
     const resetSeconds = this.roll(this.clock.now());
-    const count = (this.counts.get(key) ?? 0) + 1;
-    // Past the limit the count stops growing: it is only ever compared with the limit.
-    if (count <= this.limit + 1) this.counts.set(key, count);
+    const box = this.counts.get(key);
+    let count: number;
+    if (box === undefined) {
+      count = 1;
+      this.counts.set(key, { n: 1 });
+    } else {
+      count = box.n + 1;
+      // Past the limit the count stops growing: it is only ever compared with the limit.
+      if (count <= this.limit + 1) box.n = count;
+    }
     if (count === this.limit) this.full++;
     return {
       allowed: count <= this.limit,
@@ -60,7 +68,7 @@ export class FixedWindowLimiter {
   /** Where `key` stands, without counting anything. */
   peek(key: string): LimitState {
     const resetSeconds = this.roll(this.clock.now());
-    const count = this.counts.get(key) ?? 0;
+    const count = this.counts.get(key)?.n ?? 0;
     return {
       allowed: count < this.limit,
       limit: this.limit,

@@ -93,6 +93,15 @@ describe('KeyDigests', () => {
     digests.forget('tg_b');
     expect(digests.of('tg_b')).toBe(digestKey('secret-a', 'tg_b'));
   });
+
+  it('remembers a key again after forgetting it, also right after answering it from memory', () => {
+    const digests = new KeyDigests('secret-a');
+    digests.remember('tg_a', 'first');
+    expect(digests.of('tg_a')).toBe('first');
+    digests.forget('tg_a');
+    digests.remember('tg_a', 'second');
+    expect(digests.of('tg_a')).toBe('second');
+  });
 });
 
 describe('keyHint', () => {
