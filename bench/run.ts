@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { seedAccounts } from './lib/admin.js';
 import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from './lib/args.js';
 import { cleanupAll, cleanupMark, cleanupSince, installCleanupHandlers, interrupted } from './lib/cleanup.js';
-import { stopLoad } from './lib/load.js';
+import { autocannonVersion, stopLoad } from './lib/load.js';
 import { probe, type ServerInfo } from './lib/postgres.js';
 import { ROOT } from './lib/processes.js';
 import { json, loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
@@ -28,6 +28,7 @@ import {
   type Target,
   type ToolgateTarget,
 } from './lib/targets.js';
+import { stopWrk, wrkVersion } from './lib/wrk.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { Fixture } from './scenarios/scenario.js';
 
@@ -50,12 +51,25 @@ async function main(): Promise<number> {
     return 0;
   }
   const scenarios = SCENARIOS.filter((s) => opts.only === null || opts.only.includes(s.id));
-  installCleanupHandlers(stopLoad);
+  installCleanupHandlers(() => {
+    stopLoad();
+    stopWrk();
+  });
   if (opts.cpuProf) {
     const dir = resolve(opts.cpuProf);
     mkdirSync(dir, { recursive: true });
     profileToolgateInto(dir);
     progress(`bench: toolgate's CPU profiles go to ${dir}`);
+  }
+  let wrk: string | null = null;
+  if (opts.load === 'wrk') {
+    wrk = wrkVersion();
+    if (wrk === null && opts.loadExplicit) {
+      process.stderr.write(
+        'bench: --load wrk, but there is no wrk on the PATH (Debian: apt-get install wrk).\n',
+      );
+      return 1;
+    }
   }
   const info: RunInfo = {
     machine: machine(),
@@ -64,7 +78,15 @@ async function main(): Promise<number> {
     skipped: [],
     commit: commit(),
     toolgate_node_args: shippedNodeArgs(),
+    load_generator: wrk ? `${wrk}, one thread` : `autocannon ${autocannonVersion()}, in the bench's process`,
+    load_notice: null,
   };
+  if (opts.load === 'wrk' && wrk === null) {
+    opts.load = 'autocannon';
+    info.load_notice =
+      'no wrk on the PATH: the load generator is autocannon, which takes more of the cores per answer than wrk, and more for answers with more headers (see bench/README.md). Debian: apt-get install wrk; --load autocannon silences this.';
+    process.stderr.write(`${loudly([info.load_notice], 'NOTICE:')}\n`);
+  }
   const t0 = Date.now();
 
   let backends = opts.backends;

@@ -10,17 +10,7 @@ const TICKS_PER_SECOND = 100;
 
 /** CPU seconds (user + system) that process `pid` has used so far; null when it cannot be read. */
 export function cpuSeconds(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const user = Number(fields[11]);
-    const system = Number(fields[12]);
-    return Number.isFinite(user) && Number.isFinite(system) ? (user + system) / TICKS_PER_SECOND : null;
-  } catch {
-    return null;
-  }
+  return pid === undefined ? null : statTimes(pid, 11);
 }
 
 /** The command line of `pid` on this machine, or null (no such process, or not Linux). */
@@ -32,10 +22,34 @@ export function commandLine(pid: number): string | null {
   }
 }
 
-/** CPU seconds of this process (the load generator runs in it). */
+/** CPU seconds of this process (autocannon runs in it). */
 export function ownCpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
+}
+
+/**
+ * CPU seconds of this process's children that have exited and been reaped (a wrk run, once it has
+ * ended: Node reaps a child before its 'exit' event); null when it cannot be read (not Linux).
+ */
+export function exitedChildrenCpuSeconds(): number | null {
+  return statTimes(process.pid, 13);
+}
+
+/**
+ * utime + stime (at 11), or cutime + cstime (at 13), of /proc/<pid>/stat, in seconds. The command
+ * name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')'.
+ */
+function statTimes(pid: number, at: 11 | 13): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const a = Number(fields[at]);
+    const b = Number(fields[at + 1]);
+    return Number.isFinite(a) && Number.isFinite(b) ? (a + b) / TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The whole machine's CPU seconds so far (summed over the cores), from one read of /proc/stat. */

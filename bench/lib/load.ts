@@ -1,5 +1,6 @@
 /**
- * @module One load run with autocannon (programmatic API): `connections` keep-alive connections for
+ * @module One load run with autocannon (programmatic API), the load generator when wrk is not
+ * installed or `--load autocannon` is given (lib/wrk.ts is the other; both give a Sample): `connections` keep-alive connections for
  * `duration` seconds, each connection cycling through the given requests from its own starting
  * point, so the load spreads over every key/account at once. Latencies are recorded here from the
  * per-response timings (sub-millisecond; autocannon's own histogram keeps whole milliseconds).
@@ -10,6 +11,7 @@
  * stands (`RateLimit: "per-key";r=<remaining>`), the lowest remaining is kept too: the limiter's own
  * count of the busiest key in its busiest window.
  */
+import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
 import { percentile } from './stats.js';
 
@@ -78,6 +80,11 @@ interface InternalClient {
   requestIterator: { currentRequest: SlottedRequest };
   /** Emitted by its parser (http-parser-js) with the status line and the raw header list. */
   on(event: 'headers', listener: (info: { headers: string[] }) => void): void;
+}
+
+/** The version of the autocannon package the bench runs. */
+export function autocannonVersion(): string {
+  return (createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version;
 }
 
 let current: autocannon.Instance | null = null;

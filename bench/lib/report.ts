@@ -42,6 +42,10 @@ export interface RunInfo {
   commit: string | null;
   /** The Node flags toolgate ran with: those of `npm start`. */
   toolgate_node_args: string[];
+  /** The load generator as run: `wrk 4.1.0 …, one thread` or `autocannon <version> …`. */
+  load_generator: string;
+  /** Why the load generator is not the one asked for by default (no wrk installed), or null. */
+  load_notice: string | null;
 }
 
 export interface PostgresInfo {
@@ -107,6 +111,7 @@ export function notices(
   scale: readonly ScaleResult[] = [],
 ): string[] {
   const out = info.skipped.map((s) => `${s.backend} was NOT measured: ${s.reason}`);
+  if (info.load_notice) out.push(info.load_notice);
   for (const r of measured(results, scale)) {
     const others = r.sides
       .flatMap((side) => side.rounds)
@@ -134,6 +139,7 @@ export function table(
   );
   lines.push(
     `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,
+    `load generator: ${info.load_generator}, on the same cores as the servers`,
   );
   const backends = [...new Set([...results, ...scale].map((r) => r.backend))];
   for (const backend of backends) lines.push(databaseLine(backend, info));
@@ -337,6 +343,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
     generated_at: new Date().toISOString(),
     commit: info.commit,
     toolgate_node_args: info.toolgate_node_args,
+    load_generator: info.load_generator,
     machine: { ...m, loadavg_1m_at_end: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
     options: { ...opts, postgresUrl: redactUrl(opts.postgresUrl) },
     method: METHOD,

@@ -7,12 +7,13 @@
  */
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
-import { cpuSeconds, machineSeconds, ownCpuSeconds } from './cpu.js';
+import { cpuSeconds, exitedChildrenCpuSeconds, machineSeconds, ownCpuSeconds } from './cpu.js';
 import { type LoadRequest, type PerKeyRate, runLoad, type Sample } from './load.js';
 import { type PeakMemory, PeakWatch } from './memory.js';
 import type { PgMonitor } from './postgres.js';
 import { median } from './stats.js';
 import type { Target } from './targets.js';
+import { runWrk } from './wrk.js';
 
 export interface SideResult {
   name: string;
@@ -80,10 +81,13 @@ export interface Alternation {
 export async function alternate(
   a: Side,
   b: Side,
-  opts: Pick<BenchOptions, 'connections' | 'duration' | 'rounds' | 'warmup'>,
+  opts: Pick<BenchOptions, 'connections' | 'duration' | 'rounds' | 'warmup' | 'load'>,
   progress: (line: string) => void,
 ): Promise<Alternation> {
   const load = { connections: opts.connections };
+  const run = opts.load === 'wrk' ? runWrk : runLoad;
+  // The load generator's CPU: this process (autocannon runs in it), plus the wrk run that ended.
+  const loadgenSeconds = () => ownCpuSeconds() + (exitedChildrenCpuSeconds() ?? 0);
   const width = Math.max(a.name.length, b.name.length, 9);
   const once = async (side: Side, seconds: number, label: string, measured = true): Promise<Sample> => {
     const child = side.target.child;
@@ -91,13 +95,13 @@ export async function alternate(
     await watch?.start();
     const before = {
       server: cpuSeconds(child.process.pid),
-      loadgen: ownCpuSeconds(),
+      loadgen: loadgenSeconds(),
       machine: machineSeconds(),
       at: performance.now(),
     };
-    const sample = await runLoad(side.target.url, side.requests, { ...load, duration: seconds });
+    const sample = await run(side.target.url, side.requests, { ...load, duration: seconds });
     const server = cpuSeconds(child.process.pid);
-    const loadgen = ownCpuSeconds() - before.loadgen;
+    const loadgen = loadgenSeconds() - before.loadgen;
     const machine = machineSeconds();
     const wall = (performance.now() - before.at) / 1000;
     const database = watch ? await watch.stop() : null;
