@@ -21,6 +21,14 @@ export interface ApiKeyRecord {
   lastUsedAt: EpochSeconds | null;
 }
 
+/**
+ * A key's stored last use is rewritten only once it is this many seconds older than a new use:
+ * a key in steady use costs one row write a minute, not one every flush. On a large SQLite
+ * database each of those writes dirtied its own page, and the checkpoint that copied them back ran
+ * on the event loop, with an fsync (see docs/performance.md, "Last use written once a minute").
+ */
+export const LAST_USED_RESOLUTION_SECONDS = 60;
+
 /** 11 uniform base62 characters: bytes >= 248 are rejected so that `% 62` has no bias. */
 export function generateKey(prefix: string): string {
   let body = '';

@@ -134,7 +134,10 @@ export interface Store {
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Revokes (idempotently: audited only when it was active); undefined when there is no such key. */
   revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined>;
-  /** Sets last_used_at of each key (never moving it back); one statement for the whole batch. */
+  /**
+   * Sets last_used_at of each key where it is unset or at least LAST_USED_RESOLUTION_SECONDS older
+   * (so never moving it back); one statement for the whole batch.
+   */
   touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
   /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
   rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;

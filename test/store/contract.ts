@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
-import type { ApiKeyRecord } from '../../src/domain/api-keys.js';
+import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../src/domain/api-keys.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../../src/domain/audit.js';
 import { FixedClock, nowSeconds } from '../../src/domain/clock.js';
 import {
@@ -384,6 +384,16 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           await store.touchApiKeys([{ id: k1.id, at: T + 5 }]);
           expect((await store.getApiKey(k1.id))?.lastUsedAt).toBe(T + 10);
           expect((await store.getApiKey(k2.id))?.lastUsedAt).toBe(T + 20);
+        });
+
+        it('rewrites a last use only once it is LAST_USED_RESOLUTION_SECONDS older', async () => {
+          const k = apiKey(acc.id);
+          await store.createApiKey(k, 'digest-r1');
+          await store.touchApiKeys([{ id: k.id, at: T }]);
+          await store.touchApiKeys([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS - 1 }]);
+          expect((await store.getApiKey(k.id))?.lastUsedAt).toBe(T);
+          await store.touchApiKeys([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS }]);
+          expect((await store.getApiKey(k.id))?.lastUsedAt).toBe(T + LAST_USED_RESOLUTION_SECONDS);
         });
       });
 

@@ -5,7 +5,7 @@
  * across servers. Idempotency keys are serialised with a transaction-scoped advisory lock.
  */
 import type { Account } from '../../domain/accounts.js';
-import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { exceededBy, sameSlot, type WindowState } from '../../domain/fair-use.js';
@@ -409,8 +409,8 @@ export class PostgresStore implements Store {
       this.pool.query(
         `UPDATE api_keys k SET last_used_at = v.at
          FROM unnest($1::text[], $2::bigint[]) AS v (id, at)
-         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`,
-        [entries.map((e) => e.id), entries.map((e) => e.at)],
+         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at <= v.at - $3::bigint)`,
+        [entries.map((e) => e.id), entries.map((e) => e.at), LAST_USED_RESOLUTION_SECONDS],
       ),
     );
   }

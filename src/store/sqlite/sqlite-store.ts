@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Account } from '../../domain/accounts.js';
-import type { ApiKeyRecord } from '../../domain/api-keys.js';
+import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
@@ -422,9 +422,9 @@ export class SqliteStore implements Store {
     if (entries.length === 0) return;
     await this.writeTx(() => {
       const touch = this.sql(
-        'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+        'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
       );
-      for (const e of entries) touch.run(e.at, e.id, e.at);
+      for (const e of entries) touch.run(e.at, e.id, e.at - LAST_USED_RESOLUTION_SECONDS);
     });
   }
 
