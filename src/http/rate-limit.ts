@@ -94,17 +94,23 @@ export class RateLimits {
     advertise(reply, AUTH_POLICY, this.authPolicy, this.authFailures.hit(request.ip));
   }
 
+  /** The per-key RateLimit header for `s`: kept and reused for the one-second window's values. */
+  private perKeyState(s: LimitState): string {
+    if (s.resetSeconds !== 1 || s.remaining >= KEPT_STATES) return stateHeader(KEY_POLICY, s);
+    let header = this.perKeyStates[s.remaining];
+    if (header === undefined) {
+      header = stateHeader(KEY_POLICY, s);
+      this.perKeyStates[s.remaining] = header;
+    }
+    return header;
+  }
+
   /** After authentication: the key's own budget for this second. */
   afterAuth(keyId: string, reply: FastifyReply): void {
     if (!this.perKey) return;
     const s = this.perKey.hit(keyId);
     reply.header('ratelimit-policy', this.perKeyPolicy);
-    reply.header(
-      'ratelimit',
-      s.resetSeconds === 1 && s.remaining < KEPT_STATES
-        ? (this.perKeyStates[s.remaining] ??= stateHeader(KEY_POLICY, s))
-        : stateHeader(KEY_POLICY, s),
-    );
+    reply.header('ratelimit', this.perKeyState(s));
     if (!s.allowed) throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
   }
 }
