@@ -61,16 +61,16 @@ async function main(): Promise<number> {
     profileToolgateInto(dir);
     progress(`bench: toolgate's CPU profiles go to ${dir}`);
   }
-  let wrk: string | null = null;
-  if (opts.load === 'wrk') {
-    wrk = wrkVersion();
-    if (wrk === null && opts.loadExplicit) {
-      process.stderr.write(
-        'bench: --load wrk, but there is no wrk on the PATH (Debian: apt-get install wrk).\n',
-      );
-      return 1;
-    }
+  // wrk when it is there; without it, autocannon with a notice, unless --load wrk asked for wrk.
+  const wrk = opts.load === 'wrk' ? wrkVersion() : null;
+  const fellBack = opts.load === 'wrk' && wrk === null;
+  if (fellBack && opts.loadExplicit) {
+    process.stderr.write(
+      'bench: --load wrk, but there is no wrk on the PATH (Debian: apt-get install wrk).\n',
+    );
+    return 1;
   }
+  if (fellBack) opts.load = 'autocannon';
   const info: RunInfo = {
     machine: machine(),
     opts,
@@ -79,14 +79,11 @@ async function main(): Promise<number> {
     commit: commit(),
     toolgate_node_args: shippedNodeArgs(),
     load_generator: wrk ? `${wrk}, one thread` : `autocannon ${autocannonVersion()}, in the bench's process`,
-    load_notice: null,
+    load_notice: fellBack
+      ? 'no wrk on the PATH: the load generator is autocannon, which takes more of the cores per answer than wrk, and more for answers with more headers (see bench/README.md). Debian: apt-get install wrk; --load autocannon silences this.'
+      : null,
   };
-  if (opts.load === 'wrk' && wrk === null) {
-    opts.load = 'autocannon';
-    info.load_notice =
-      'no wrk on the PATH: the load generator is autocannon, which takes more of the cores per answer than wrk, and more for answers with more headers (see bench/README.md). Debian: apt-get install wrk; --load autocannon silences this.';
-    process.stderr.write(`${loudly([info.load_notice], 'NOTICE:')}\n`);
-  }
+  if (info.load_notice) process.stderr.write(`${loudly([info.load_notice], 'NOTICE:')}\n`);
   const t0 = Date.now();
 
   let backends = opts.backends;

@@ -31,9 +31,9 @@ function stateHeader(name: string, s: LimitState): string {
   return `"${name}";r=${s.remaining};t=${s.resetSeconds}`;
 }
 
-function advertise(reply: FastifyReply, name: string, policy: string, s: LimitState): void {
+function advertise(reply: FastifyReply, policy: string, state: string): void {
   reply.header('ratelimit-policy', policy);
-  reply.header('ratelimit', stateHeader(name, s));
+  reply.header('ratelimit', state);
 }
 
 /** How many of the per-key limiter's RateLimit headers are kept, one per `remaining` from 0. */
@@ -91,7 +91,7 @@ export class RateLimits {
   /** A failed authentication counts against the address. */
   authFailed(request: FastifyRequest, reply: FastifyReply): void {
     if (!this.authFailures) return;
-    advertise(reply, AUTH_POLICY, this.authPolicy, this.authFailures.hit(request.ip));
+    advertise(reply, this.authPolicy, stateHeader(AUTH_POLICY, this.authFailures.hit(request.ip)));
   }
 
   /** The per-key RateLimit header for `s`: kept and reused for the one-second window's values. */
@@ -109,8 +109,7 @@ export class RateLimits {
   afterAuth(keyId: string, reply: FastifyReply): void {
     if (!this.perKey) return;
     const s = this.perKey.hit(keyId);
-    reply.header('ratelimit-policy', this.perKeyPolicy);
-    reply.header('ratelimit', this.perKeyState(s));
+    advertise(reply, this.perKeyPolicy, this.perKeyState(s));
     if (!s.allowed) throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
   }
 }
