@@ -672,6 +672,29 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           ]);
         });
 
+        it('decides consumptions made together each on the windows the ones before it left', async () => {
+          // Made in one turn of the event loop: SQLite writes them in one group commit, with the
+          // account's windows cached (read once before).
+          await commit('enrich', { records: 1, requests: 0 }, T);
+          expect((await store.getSnapshot(acc.id))?.windows).toHaveLength(2);
+          const outcomes = await Promise.all(
+            [1, 2, 3, 4].map(() => commit('enrich', { records: 6, requests: 1 }, T)),
+          );
+          expect(outcomes.filter((o) => o.kind === 'committed')).toHaveLength(3);
+          expect(outcomes.filter((o) => o.kind === 'exceeded')).toEqual([
+            {
+              kind: 'exceeded',
+              exceeded: {
+                slot: { category: 'enrich', unit: 'records', window: '5h' },
+                limit: 20,
+                used: 19,
+                resetsAt: T + H5,
+              },
+            },
+          ]);
+          expect(bySlot(await windows()).map((w) => w.used)).toEqual([19, 19, 3]);
+        });
+
         it('starts a new window with a consumption made at exactly the end of the last one', async () => {
           await commit('enrich', { records: 20, requests: 1 }, T);
           const outcome = await commit('enrich', { records: 20, requests: 1 }, T + H5);

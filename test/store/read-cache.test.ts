@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/domain/clock.js';
+import { incrementsFor } from '../../src/domain/fair-use.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { createServices } from '../../src/service/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -168,6 +169,36 @@ function cacheSuite(
           if (cached) expect(cached).toEqual(truth);
           expect(await a.getSnapshot(accountId)).toEqual(truth);
         }
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('decides a consumption on what another connection consumed, though the account is cached', async () => {
+      const { a, b, cleanup, sa } = await setup();
+      try {
+        // The free plan: enrich records 100 per 5 hours.
+        const { accountId } = await accountWithKey(sa);
+        const commit = (store: Store, records: number) =>
+          store.commitUsage({
+            accountId,
+            increments: incrementsFor(DEFAULT_PLANS[0]!.limits, 'enrich', { records, requests: 1 }),
+            now: Math.floor(T0 / 1000),
+            render: (windows) => windows,
+          });
+        expect((await commit(a, 1)).kind).toBe('committed');
+        await until(
+          () => a.getSnapshot(accountId),
+          () => a.cachedSnapshot(accountId) !== undefined || !updatesInPlace,
+          3_000,
+        );
+        expect((await commit(b, 98)).kind).toBe('committed');
+        // 1 + 98 + 2 would pass 100: refused, with the window as the other connection left it.
+        const over = await commit(a, 2);
+        expect(over).toMatchObject({ kind: 'exceeded', exceeded: { used: 99, limit: 100 } });
+        expect((await commit(a, 1)).kind).toBe('committed');
+        const truth = await b.getSnapshot(accountId);
+        expect(truth?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(100);
       } finally {
         await cleanup();
       }

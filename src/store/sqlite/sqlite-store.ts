@@ -107,9 +107,13 @@ export class SqliteStore implements Store {
     this.db.pragma('foreign_keys = ON');
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
     // The group commit's transaction: each consumption of the batch all-or-nothing by itself.
-    this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) =>
-      batch.map((item) => this.consumeInBatch(item.c, item.audit)),
-    );
+    this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) => {
+      // Under the write lock from here to COMMIT: once other processes' commits are accounted for,
+      // the cached windows and balances are the database's, and nothing else can change them.
+      this.checkDataVersion();
+      const decided = new Map<string, AccountUsage>();
+      return batch.map((item) => this.consumeInBatch(item.c, item.audit, decided));
+    });
   }
 
   /**
@@ -166,9 +170,14 @@ export class SqliteStore implements Store {
   private syncWithOtherProcesses(): void {
     if (this.versionCheckedThisTurn) return;
     // Read first: a check that failed must not count as done for the rest of the turn.
-    const v = this.dataVersionStatement.get() as number;
+    this.checkDataVersion();
     this.versionCheckedThisTurn = true;
     setImmediate(this.endTurn);
+  }
+
+  /** Forgets everything cached if another process committed since the last check. */
+  private checkDataVersion(): void {
+    const v = this.dataVersionStatement.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
       this.cache.invalidateAll();
@@ -673,9 +682,13 @@ export class SqliteStore implements Store {
    * answers for this consumption alone; a failure of the database, or one after a write, fails the
    * whole batch (its COMMIT could not stand).
    */
-  private consumeInBatch(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
+  private consumeInBatch(
+    c: UsageCommit,
+    audit: AuditEntry | undefined,
+    decided: Map<string, AccountUsage>,
+  ): UsageOutcome | Error {
     try {
-      return this.consume(c, audit);
+      return this.consume(c, audit, decided);
     } catch (err) {
       if (err instanceof StoreUnavailableError || (err as { code?: string }).code?.startsWith('SQLITE_IOERR'))
         throw err;
@@ -684,30 +697,37 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One conditional upsert per window: starts the window if it is not running, adds if it fits. Its
-   * change count says which (no RETURNING: SQLite buffers returned rows, which costs more than the
-   * upsert itself).
+   * An account's windows and balance as they stand in this transaction: as an earlier consumption
+   * of the batch left them, else as cached (exact under the write lock once the data version was
+   * checked: every commit of this process updates or forgets what it touched), else read.
+   * Undefined: no such account.
    */
-  private addToWindow(c: UsageCommit, inc: UsageCommit['increments'][number]): boolean {
-    const { changes } = this.sql(
-      `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
-       SELECT @account, @category, @unit, @win, @now, @now + @length, @amount WHERE @amount <= @limit
-       ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
-         used       = CASE WHEN w.ends_at <= @now THEN excluded.used ELSE w.used + excluded.used END,
-         started_at = CASE WHEN w.ends_at <= @now THEN excluded.started_at ELSE w.started_at END,
-         ends_at    = CASE WHEN w.ends_at <= @now THEN excluded.ends_at ELSE w.ends_at END
-       WHERE (CASE WHEN w.ends_at <= @now THEN 0 ELSE w.used END) + excluded.used <= @limit`,
-    ).run({
-      account: c.accountId,
-      category: inc.category,
-      unit: inc.unit,
-      win: inc.window,
-      now: c.now,
-      length: inc.lengthSeconds,
-      amount: inc.amount,
-      limit: inc.limit,
-    });
-    return changes > 0;
+  private usageOf(accountId: string, decided: Map<string, AccountUsage>): AccountUsage | undefined {
+    const earlier = decided.get(accountId);
+    if (earlier) return earlier;
+    const cached = this.cache.snapshot(accountId);
+    if (cached) return { windows: cached.windows, tokenBalance: cached.account.tokenBalance };
+    const account = this.sql('SELECT token_balance FROM accounts WHERE id = ?').get(accountId) as
+      | { token_balance: number }
+      | undefined;
+    return account && { windows: this.windowsOf(accountId), tokenBalance: account.token_balance };
+  }
+
+  /**
+   * All of a consumption's windows in one conditional upsert: each row starts its window if it is
+   * not running and adds to it if it fits under its limit (the insert only if the amount alone
+   * fits). Its change count says whether every window took its amount (no RETURNING: SQLite buffers
+   * returned rows, which costs more than the upsert). Positional parameters, bound from an array:
+   * better-sqlite3 binds named ones by looking each name up on an object, which cost as much again.
+   */
+  private addToWindows(c: UsageCommit): boolean {
+    const incs = c.increments;
+    if (incs.length === 0) return true;
+    const params: unknown[] = [];
+    for (const inc of incs)
+      params.push(c.accountId, inc.category, c.now, c.now + inc.lengthSeconds, inc.amount, inc.limit);
+    for (const inc of incs) params.push(inc.limit);
+    return this.sql(windowsUpsert(incs)).run(params).changes === incs.length;
   }
 
   /** The answer, kept for replays when the consumption has an idempotency key. */
@@ -727,7 +747,11 @@ export class SqliteStore implements Store {
    * windows and balance after are the ones decided, not read back. Should a write fail anyway, the
    * whole batch fails rather than keep half a consumption.
    */
-  private consume(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome {
+  private consume(
+    c: UsageCommit,
+    audit: AuditEntry | undefined,
+    decided: Map<string, AccountUsage>,
+  ): UsageOutcome {
     if (c.idempotency) {
       const prior = this.sql(
         'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
@@ -739,26 +763,21 @@ export class SqliteStore implements Store {
         }));
       }
     }
-    const account = this.sql('SELECT token_balance FROM accounts WHERE id = ?').get(c.accountId) as
-      | { token_balance: number }
-      | undefined;
-    if (!account) return { kind: 'not_found' };
-    const decided = applyConsumption(this.windowsOf(c.accountId), c.increments, c.now);
-    if (!decided.ok) return { kind: 'exceeded', exceeded: decided.exceeded };
+    const before = this.usageOf(c.accountId, decided);
+    if (!before) return { kind: 'not_found' };
+    const applied = applyConsumption(before.windows, c.increments, c.now);
+    if (!applied.ok) return { kind: 'exceeded', exceeded: applied.exceeded };
     let balanceAfter: number | null = null;
     if (c.charge) {
       // The same condition as applyLedger's conditional update: the balance stays >= 0.
-      balanceAfter = account.token_balance + ledgerDelta('charge', c.charge.amount);
-      if (balanceAfter < 0) return { kind: 'insufficient', balance: account.token_balance };
+      balanceAfter = before.tokenBalance + ledgerDelta('charge', c.charge.amount);
+      if (balanceAfter < 0) return { kind: 'insufficient', balance: before.tokenBalance };
     }
-    const windows = decided.states.sort(byWindowKey);
+    const windows = applied.states.sort(byWindowKey);
     // Before the first write: should rendering fail, only this consumption does.
     const response = c.render(windows, balanceAfter);
     try {
-      for (const inc of c.increments) {
-        if (!this.addToWindow(c, inc))
-          throw new Error(`window ${inc.category}.${inc.unit}.${inc.window} refused`);
-      }
+      if (!this.addToWindows(c)) throw new Error('a window refused its amount');
       if (c.charge) {
         const charged = this.applyLedger(chargeEntry(c, c.charge));
         if (charged.kind !== 'applied' || charged.entry.balanceAfter !== balanceAfter)
@@ -771,6 +790,7 @@ export class SqliteStore implements Store {
         `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,
       );
     }
+    decided.set(c.accountId, { windows, tokenBalance: balanceAfter ?? before.tokenBalance });
     return { kind: 'committed', response, after: { windows, tokenBalance: balanceAfter } };
   }
 
@@ -804,6 +824,40 @@ export class SqliteStore implements Store {
     );
     return rows.map(toAudit);
   }
+}
+
+/** A consumption's view of an account under the write lock: its windows and token balance. */
+interface AccountUsage {
+  windows: WindowState[];
+  tokenBalance: number;
+}
+
+const windowsUpserts = new Map<string, string>();
+
+/**
+ * The upsert of addToWindows for these windows (one statement text per set of slots, so at most a
+ * few are prepared): six parameters per row (account, category, start, end, amount, limit), then
+ * each row's limit again for the update's condition, chosen by the row's slot.
+ */
+function windowsUpsert(incs: UsageCommit['increments']): string {
+  const slots = incs.map((i) => `${i.unit}.${i.window}`).join(',');
+  let text = windowsUpserts.get(slots);
+  if (text === undefined) {
+    const rows = incs.map((i) => `(?, ?, '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
+    const limits = incs
+      .map((i) => `WHEN excluded.unit = '${i.unit}' AND excluded.win = '${i.window}' THEN ?`)
+      .join(' ');
+    text = `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+       SELECT column1, column2, column3, column4, column5, column6, column7 FROM (VALUES ${rows})
+       WHERE column7 <= column8
+       ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
+         used       = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.used ELSE w.used + excluded.used END,
+         started_at = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.started_at ELSE w.started_at END,
+         ends_at    = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.ends_at ELSE w.ends_at END
+       WHERE (CASE WHEN w.ends_at <= excluded.started_at THEN 0 ELSE w.used END) + excluded.used <= CASE ${limits} END`;
+    windowsUpserts.set(slots, text);
+  }
+  return text;
 }
 
 /** The order the windows' primary key keeps them in, which is how windowsOf reads them. */
