@@ -87,17 +87,36 @@ export function fairUseView(
   states: readonly WindowState[],
   now: EpochSeconds,
 ): FairUseView {
-  const view = (category: Category, unit: Unit, window: WindowKey) =>
-    viewWindow(
-      limitOf(limits, category, unit, window),
-      states.find((s) => sameSlot(s, { category, unit, window })),
-      now,
-    );
-  const byCategory = (category: Category) => ({
-    records: { '5h': view(category, 'records', '5h'), '1w': view(category, 'records', '1w') },
-    requests: { '5h': view(category, 'requests', '5h') },
-  });
-  return { enrich: byCategory('enrich'), search: byCategory('search') };
+  return {
+    enrich: categoryView(limits, states, 'enrich', now),
+    search: categoryView(limits, states, 'search', now),
+  };
+}
+
+/** One category of the fair-use view (a consumption's answer shows only its own). */
+export function categoryView(
+  limits: PlanLimits,
+  states: readonly WindowState[],
+  category: Category,
+  now: EpochSeconds,
+): FairUseView[Category] {
+  let records5h: WindowState | undefined;
+  let records1w: WindowState | undefined;
+  let requests5h: WindowState | undefined;
+  for (const s of states) {
+    if (s.category !== category) continue;
+    if (s.unit === 'records') {
+      if (s.window === '5h') records5h = s;
+      else records1w = s;
+    } else requests5h = s;
+  }
+  return {
+    records: {
+      '5h': viewWindow(limitOf(limits, category, 'records', '5h'), records5h, now),
+      '1w': viewWindow(limitOf(limits, category, 'records', '1w'), records1w, now),
+    },
+    requests: { '5h': viewWindow(limitOf(limits, category, 'requests', '5h'), requests5h, now) },
+  };
 }
 
 /** `metadata.fair_use`: a category's records windows; a window not running resets a full length from now. */
@@ -146,16 +165,22 @@ export function validateAmounts(category: string, records: unknown, requests: un
 
 /** The windows a consumption touches: every window of each unit it uses. */
 export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
-  return UNITS.filter((unit) => amounts[unit] > 0).flatMap((unit) =>
-    UNIT_WINDOWS[unit].map((window) => ({
-      category,
-      unit,
-      window,
-      amount: amounts[unit],
-      limit: limitOf(limits, category, unit, window),
-      lengthSeconds: WINDOW_SECONDS[window],
-    })),
-  );
+  const increments: Increment[] = [];
+  for (const unit of UNITS) {
+    const amount = amounts[unit];
+    if (!(amount > 0)) continue;
+    for (const window of UNIT_WINDOWS[unit]) {
+      increments.push({
+        category,
+        unit,
+        window,
+        amount,
+        limit: limitOf(limits, category, unit, window),
+        lengthSeconds: WINDOW_SECONDS[window],
+      });
+    }
+  }
+  return increments;
 }
 
 export interface Exceeded {
@@ -201,24 +226,24 @@ export function applyConsumption(
   increments: readonly Increment[],
   now: EpochSeconds,
 ): { ok: true; states: WindowState[] } | { ok: false; exceeded: Exceeded } {
-  const next = states.map((s) => ({ ...s }));
+  // A new array; the windows it changes are new objects, the others are shared (never mutated).
+  const next = states.slice();
   for (const inc of increments) {
-    const current = next.find((s) => sameSlot(s, inc));
+    const at = next.findIndex((s) => sameSlot(s, inc));
+    const current = at < 0 ? undefined : next[at];
     const running = isRunning(current, now);
     const base = running ? current.used : 0;
     if (base + inc.amount > inc.limit) return { ok: false, exceeded: exceededBy(inc, next, now) };
-    const updated: WindowState = running
-      ? { ...current, used: current.used + inc.amount }
-      : {
-          category: inc.category,
-          unit: inc.unit,
-          window: inc.window,
-          startedAt: now,
-          endsAt: now + inc.lengthSeconds,
-          used: inc.amount,
-        };
-    if (current) Object.assign(current, updated);
-    else next.push(updated);
+    const updated: WindowState = {
+      category: inc.category,
+      unit: inc.unit,
+      window: inc.window,
+      startedAt: running ? current.startedAt : now,
+      endsAt: running ? current.endsAt : now + inc.lengthSeconds,
+      used: base + inc.amount,
+    };
+    if (at < 0) next.push(updated);
+    else next[at] = updated;
   }
   return { ok: true, states: next };
 }

@@ -44,6 +44,18 @@ export const FairUseMetadataSchema = Type.Object({
   records_reset_1w: Type.String({ format: 'date-time', description: 'Reset time of the 1-week window' }),
 });
 
+/** The usage endpoint's answer: the consumption and its category's windows after it. */
+export const UsageAnswerSchema = Type.Object({
+  account_id: Type.String(),
+  category: Type.String({ description: 'enrich or search' }),
+  recorded: Type.Object({ records: Type.Integer(), requests: Type.Integer() }),
+  fair_use: Type.Object(
+    { enrich: Type.Optional(CategoryFairUseSchema), search: Type.Optional(CategoryFairUseSchema) },
+    { description: 'The windows of the category consumed, after the consumption' },
+  ),
+  metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
+});
+
 export const AccountRecordSchema = Type.Object({
   id: Type.String({ description: 'Unique account identifier' }),
   name: Type.String({ description: 'Account name' }),

@@ -9,11 +9,11 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import {
   type Amounts,
   applyConsumption,
+  categoryView,
   exceededFailure,
   type FairUseMetadata,
   type FairUseView,
   fairUseMetadata,
-  fairUseView,
   incrementsFor,
   validateAmounts,
   type WindowState,
@@ -21,7 +21,7 @@ import {
 import { newId } from '../domain/ids.js';
 import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
 import type { Category } from '../domain/plans.js';
-import type { AccountSnapshot } from '../store/store.js';
+import type { AccountSnapshot, UsageOutcome } from '../store/store.js';
 import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
@@ -57,40 +57,56 @@ export class UsageService {
    * does, and like one it is not audited (an entry per consumption would grow the trail at the
    * rate of the traffic, and cost more than the consumption itself).
    */
-  async record(
+  record(
     accountId: string,
     input: { category?: unknown; records?: unknown; requests?: unknown; idempotency_key?: unknown },
     opts: { audit?: boolean } = {},
   ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
     const amounts = validateAmounts(String(input.category), input.records ?? 0, input.requests ?? 1);
-    if (!amounts.ok) return amounts;
+    if (!amounts.ok) return Promise.resolve(amounts);
     const idem = validateIdempotencyKey(input.idempotency_key);
-    if (!idem.ok) return idem;
-    const snapshot = await this.deps.store.getSnapshot(accountId);
-    if (!snapshot) return fail('not_found', `No account "${accountId}".`);
+    if (!idem.ok) return Promise.resolve(idem);
     const category = input.category as Category;
+    const recordFor = (snapshot: AccountSnapshot | undefined) => {
+      if (!snapshot) return Promise.resolve(fail('not_found', `No account "${accountId}".`));
+      return this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true);
+    };
+    // An account the store has cached is metered without waiting for a read.
+    const cached = this.deps.store.cachedSnapshot(accountId);
+    return cached ? recordFor(cached) : this.deps.store.getSnapshot(accountId).then(recordFor);
+  }
+
+  private recordFor(
+    snapshot: AccountSnapshot,
+    category: Category,
+    amounts: Amounts,
+    idempotencyKey: string | null,
+    audit: boolean,
+  ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
+    const accountId = snapshot.account.id;
     const req: MeterRequest<UsageAnswer> = {
       snapshot,
       category,
-      amounts: amounts.value,
+      amounts,
       render: (windows, t) => ({
         account_id: accountId,
         category,
-        recorded: amounts.value,
-        fair_use: { [category]: fairUseView(snapshot.plan.limits, windows, t)[category] },
+        recorded: amounts,
+        fair_use: { [category]: categoryView(snapshot.plan.limits, windows, category, t) },
         metadata: { fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, t) },
       }),
     };
-    if (idem.value !== null) req.idempotency = { key: idem.value, payload: { category, ...amounts.value } };
-    if (opts.audit) {
+    if (idempotencyKey !== null) req.idempotency = { key: idempotencyKey, payload: { category, ...amounts } };
+    if (audit) {
       req.audit = draftAudit(this.deps, 'usage.record', accountId, null, {
         category,
-        ...amounts.value,
-        idempotency_key: idem.value,
+        ...amounts,
+        idempotency_key: idempotencyKey,
       });
     }
-    const metered = await this.meter(req);
-    return metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered;
+    return this.meter(req).then((metered) =>
+      metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered,
+    );
   }
 
   /**
@@ -117,13 +133,13 @@ export class UsageService {
   }
 
   /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */
-  async meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>> {
+  meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>> {
     const { account, plan } = req.snapshot;
     const refused = statusRefusal(account.status);
-    if (refused) return refused;
+    if (refused) return Promise.resolve(refused);
     const t = now(this.deps);
     const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
-    const outcome = await this.deps.store.commitUsage(
+    const committed = this.deps.store.commitUsage(
       {
         accountId: account.id,
         increments: incrementsFor(plan.limits, req.category, req.amounts),
@@ -144,25 +160,34 @@ export class UsageService {
       },
       req.audit,
     );
-    switch (outcome.kind) {
-      case 'committed':
-        return ok({ response: outcome.response as T, replayed: false });
-      case 'replayed':
-        return ok({ response: outcome.response as T, replayed: true });
-      case 'exceeded':
-        return exceededFailure(outcome.exceeded);
-      case 'insufficient':
-        return fail(
-          'insufficient_tokens',
-          `The account has ${outcome.balance} tokens; this call costs ${cost}.`,
-          {
-            token_balance: outcome.balance,
-          },
-        );
-      case 'idempotency_conflict':
-        return fail('idempotency_conflict');
-      case 'not_found':
-        return fail('not_found', `No account "${account.id}".`);
-    }
+    return committed.then((outcome) => meterResult<T>(outcome, account.id, cost));
+  }
+}
+
+/** What a store's outcome of a consumption means for its caller. */
+function meterResult<T>(
+  outcome: UsageOutcome,
+  accountId: string,
+  cost: number,
+): Result<{ response: T; replayed: boolean }> {
+  switch (outcome.kind) {
+    case 'committed':
+      return ok({ response: outcome.response as T, replayed: false });
+    case 'replayed':
+      return ok({ response: outcome.response as T, replayed: true });
+    case 'exceeded':
+      return exceededFailure(outcome.exceeded);
+    case 'insufficient':
+      return fail(
+        'insufficient_tokens',
+        `The account has ${outcome.balance} tokens; this call costs ${cost}.`,
+        {
+          token_balance: outcome.balance,
+        },
+      );
+    case 'idempotency_conflict':
+      return fail('idempotency_conflict');
+    case 'not_found':
+      return fail('not_found', `No account "${accountId}".`);
   }
 }

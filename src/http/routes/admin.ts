@@ -9,7 +9,7 @@ import type { AdminToken } from '../../config.js';
 import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest, unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
-import { ErrorBodySchema } from '../schemas.js';
+import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
@@ -62,12 +62,18 @@ export async function adminRoutes(
   };
 
   const expected = adminTokens.map((t) => ({ token: t, digest: secretDigest(t.token) }));
+  // The presented strings that matched a token: a token already known costs a lookup, not a
+  // digest. Only a string equal to a configured token gets in, so this holds no more than the tokens.
+  const matched = new Map<string, AdminToken>();
   app.addHook('onRequest', (request, _reply, done) => {
     const presented = bearer(request.headers.authorization);
-    // Every token is compared, in constant time, so the time taken says nothing about which matched.
-    const digest = secretDigest(presented ?? '');
-    let match: AdminToken | undefined;
-    for (const e of expected) if (sameDigest(digest, e.digest) && presented) match = e.token;
+    let match = presented ? matched.get(presented) : undefined;
+    if (!match) {
+      // Every token is compared, in constant time, so the time taken says nothing about which matched.
+      const digest = secretDigest(presented ?? '');
+      for (const e of expected) if (sameDigest(digest, e.digest) && presented) match = e.token;
+      if (match && presented) matched.set(presented, match);
+    }
     if (!match) {
       done(new ApiError('invalid_admin_token'));
       return;
@@ -230,6 +236,8 @@ export async function adminRoutes(
     {
       schema: doc('Check and consume fair use atomically (idempotent by key)', {
         params: Id,
+        // Also how the answer is serialised: a compiled serialiser, not JSON.stringify.
+        response: { 200: UsageAnswerSchema, '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
         body: Type.Object(
           {
             category: Type.String({ description: 'enrich or search' }),
@@ -241,13 +249,14 @@ export async function adminRoutes(
         ),
       }),
     },
-    async (request, reply) => {
-      const { answer, replayed } = unwrap(
-        await s(request).usage.record((request.params as { id: string }).id, request.body as never),
-      );
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      return answer;
-    },
+    (request, reply) =>
+      s(request)
+        .usage.record((request.params as { id: string }).id, request.body as never)
+        .then((result) => {
+          const { answer, replayed } = unwrap(result);
+          if (replayed) reply.header('idempotent-replayed', 'true');
+          return answer;
+        }),
   );
 
   app.get('/plans', { schema: doc('The plan catalogue') }, async (request) => ({
