@@ -25,8 +25,12 @@ export const WindowSchema = Type.Object({
   limit: Type.Integer({ description: 'Quota for the window' }),
   used: Type.Integer({ description: 'Amount used in the window' }),
   remaining: Type.Integer({ description: 'Amount remaining in the window' }),
-  resets_at: Type.Union([Timestamp, Type.Null()], {
-    description: 'End of the running window; null when not running',
+  // A type list, not anyOf: a serialiser compiled from anyOf runs a validator (date-time format
+  // included) on every value to choose the branch.
+  resets_at: Type.Unsafe<string | null>({
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'End of the running window (ISO 8601 UTC, whole seconds); null when not running',
   }),
 });
 

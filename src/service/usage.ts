@@ -21,7 +21,7 @@ import {
 import { newId } from '../domain/ids.js';
 import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
 import type { Category } from '../domain/plans.js';
-import type { AccountSnapshot, UsageOutcome } from '../store/store.js';
+import type { AccountSnapshot, UsageCommit, UsageOutcome } from '../store/store.js';
 import { draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
@@ -139,27 +139,22 @@ export class UsageService {
     if (refused) return Promise.resolve(refused);
     const t = now(this.deps);
     const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
-    const committed = this.deps.store.commitUsage(
-      {
-        accountId: account.id,
-        increments: incrementsFor(plan.limits, req.category, req.amounts),
-        now: t,
-        ...(cost > 0
-          ? {
-              charge: {
-                entryId: newId('led', this.deps.clock.now()),
-                amount: cost,
-                reason: req.reason ?? null,
-              },
-            }
-          : {}),
-        ...(req.idempotency
-          ? { idempotency: { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) } }
-          : {}),
-        render: (windows) => req.render(windows, t),
-      },
-      req.audit,
-    );
+    // Built by assignment, not spread: spreading optional parts costs megamorphic lookups per call.
+    const commit: UsageCommit = {
+      accountId: account.id,
+      increments: incrementsFor(plan.limits, req.category, req.amounts),
+      now: t,
+      render: (windows) => req.render(windows, t),
+    };
+    if (cost > 0)
+      commit.charge = {
+        entryId: newId('led', this.deps.clock.now()),
+        amount: cost,
+        reason: req.reason ?? null,
+      };
+    if (req.idempotency)
+      commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
+    const committed = this.deps.store.commitUsage(commit, req.audit);
     return committed.then((outcome) => meterResult<T>(outcome, account.id, cost));
   }
 }

@@ -15,7 +15,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { applyConsumption, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
-import type { Plan } from '../../domain/plans.js';
+import { type Plan, UNIT_WINDOWS, UNITS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import { applyChange, type Change, ReadCache } from '../read-cache.js';
@@ -80,6 +80,8 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
+  /** addToWindows' upserts, by slotsKey (at most one per list of windows a consumption touches). */
+  private readonly windowsUpserts = new Map<number, SqliteStatement>();
   private readonly lockWaitMs: number;
   private readonly walSync: WalSync | undefined;
   private readonly cache = new ReadCache();
@@ -727,7 +729,13 @@ export class SqliteStore implements Store {
     for (const inc of incs)
       params.push(c.accountId, inc.category, c.now, c.now + inc.lengthSeconds, inc.amount, inc.limit);
     for (const inc of incs) params.push(inc.limit);
-    return this.sql(windowsUpsert(incs)).run(params).changes === incs.length;
+    const key = slotsKey(incs);
+    let upsert = this.windowsUpserts.get(key);
+    if (!upsert) {
+      upsert = this.db.prepare(windowsUpsertSql(incs));
+      this.windowsUpserts.set(key, upsert);
+    }
+    return upsert.run(params).changes === incs.length;
   }
 
   /** The answer, kept for replays when the consumption has an idempotency key. */
@@ -832,22 +840,31 @@ interface AccountUsage {
   tokenBalance: number;
 }
 
-const windowsUpserts = new Map<string, string>();
+/** Every (unit, window) a consumption can touch, numbered from 1 for slotsKey. */
+const UNIT_WINDOW_PAIRS = UNITS.flatMap((unit) => UNIT_WINDOWS[unit].map((window) => ({ unit, window })));
+
+/** A number for the list of (unit, window) of these windows, in order: cheaper to look up than a joined string. */
+function slotsKey(incs: UsageCommit['increments']): number {
+  let key = 0;
+  for (const inc of incs) {
+    const n = UNIT_WINDOW_PAIRS.findIndex((p) => p.unit === inc.unit && p.window === inc.window);
+    if (n < 0) throw new Error(`no window ${inc.unit}.${inc.window}`);
+    key = key * (UNIT_WINDOW_PAIRS.length + 1) + n + 1;
+  }
+  return key;
+}
 
 /**
- * The upsert of addToWindows for these windows (one statement text per set of slots, so at most a
- * few are prepared): six parameters per row (account, category, start, end, amount, limit), then
- * each row's limit again for the update's condition, chosen by the row's slot.
+ * The upsert of addToWindows for these windows: six parameters per row (account, category, start,
+ * end, amount, limit), then each row's limit again for the update's condition, chosen by the row's
+ * slot. The units and windows written into it are the domain's own (slotsKey refuses others).
  */
-function windowsUpsert(incs: UsageCommit['increments']): string {
-  const slots = incs.map((i) => `${i.unit}.${i.window}`).join(',');
-  let text = windowsUpserts.get(slots);
-  if (text === undefined) {
-    const rows = incs.map((i) => `(?, ?, '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
-    const limits = incs
-      .map((i) => `WHEN excluded.unit = '${i.unit}' AND excluded.win = '${i.window}' THEN ?`)
-      .join(' ');
-    text = `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
+function windowsUpsertSql(incs: UsageCommit['increments']): string {
+  const rows = incs.map((i) => `(?, ?, '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
+  const limits = incs
+    .map((i) => `WHEN excluded.unit = '${i.unit}' AND excluded.win = '${i.window}' THEN ?`)
+    .join(' ');
+  return `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
        SELECT column1, column2, column3, column4, column5, column6, column7 FROM (VALUES ${rows})
        WHERE column7 <= column8
        ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
@@ -855,9 +872,6 @@ function windowsUpsert(incs: UsageCommit['increments']): string {
          started_at = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.started_at ELSE w.started_at END,
          ends_at    = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.ends_at ELSE w.ends_at END
        WHERE (CASE WHEN w.ends_at <= excluded.started_at THEN 0 ELSE w.used END) + excluded.used <= CASE ${limits} END`;
-    windowsUpserts.set(slots, text);
-  }
-  return text;
 }
 
 /** The order the windows' primary key keeps them in, which is how windowsOf reads them. */
