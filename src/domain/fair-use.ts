@@ -163,24 +163,31 @@ export function validateAmounts(category: string, records: unknown, requests: un
   return ok({ records: records as number, requests: requests as number });
 }
 
-/** The windows a consumption touches: every window of each unit it uses. */
+/**
+ * The windows a consumption touches: every window of each unit it uses, in the order of UNITS and
+ * UNIT_WINDOWS. Written out slot by slot: on the metering path, lookups by a variable key
+ * (`limits[category][unit][window]`) cost more than the rest of it.
+ */
 export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
+  const l = category === 'enrich' ? limits.enrich : limits.search;
   const increments: Increment[] = [];
-  for (const unit of UNITS) {
-    const amount = amounts[unit];
-    if (!(amount > 0)) continue;
-    for (const window of UNIT_WINDOWS[unit]) {
-      increments.push({
-        category,
-        unit,
-        window,
-        amount,
-        limit: limitOf(limits, category, unit, window),
-        lengthSeconds: WINDOW_SECONDS[window],
-      });
-    }
+  const { records, requests } = amounts;
+  if (records > 0) {
+    increments.push(increment(category, 'records', '5h', records, l.records['5h']));
+    increments.push(increment(category, 'records', '1w', records, l.records['1w']));
   }
+  if (requests > 0) increments.push(increment(category, 'requests', '5h', requests, l.requests['5h']));
   return increments;
+}
+
+function increment(
+  category: Category,
+  unit: Unit,
+  window: WindowKey,
+  amount: number,
+  limit: number | undefined,
+): Increment {
+  return { category, unit, window, amount, limit: limit ?? 0, lengthSeconds: WINDOW_SECONDS[window] };
 }
 
 export interface Exceeded {

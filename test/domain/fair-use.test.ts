@@ -12,7 +12,15 @@ import {
   viewWindow,
   type WindowState,
 } from '../../src/domain/fair-use.js';
-import type { Category, PlanLimits } from '../../src/domain/plans.js';
+import {
+  CATEGORIES,
+  type Category,
+  limitOf,
+  type PlanLimits,
+  UNIT_WINDOWS,
+  UNITS,
+  WINDOW_SECONDS,
+} from '../../src/domain/plans.js';
 
 /** 2026-04-15T13:55:29Z, in epoch seconds. */
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
@@ -207,6 +215,28 @@ describe('a consumption', () => {
     expect(v.enrich.records['5h'].used).toBe(7);
     expect(v.enrich.records['1w'].used).toBe(7);
     expect(v.search).toEqual(view([], T, big).search);
+  });
+
+  it('touches every window of each unit it uses, in the order the plans module declares them', () => {
+    for (const category of CATEGORIES) {
+      for (const amounts of [
+        { records: 3, requests: 1 },
+        { records: 0, requests: 2 },
+        { records: 5, requests: 0 },
+      ]) {
+        const declared = UNITS.filter((unit) => amounts[unit] > 0).flatMap((unit) =>
+          UNIT_WINDOWS[unit].map((window) => ({
+            category,
+            unit,
+            window,
+            amount: amounts[unit],
+            limit: limitOf(LIMITS, category, unit, window),
+            lengthSeconds: WINDOW_SECONDS[window],
+          })),
+        );
+        expect(incrementsFor(LIMITS, category, amounts)).toEqual(declared);
+      }
+    }
   });
 
   it('of requests only touches only the requests window', () => {
