@@ -104,7 +104,8 @@ export class UsageService {
         idempotency_key: idempotencyKey,
       });
     }
-    return this.meter(req).then((metered) =>
+    // One step from the store's outcome to the answer (a promise fewer than through meter's).
+    return this.meter(req, (metered) =>
       metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered,
     );
   }
@@ -133,10 +134,19 @@ export class UsageService {
   }
 
   /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */
-  meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>> {
+  meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>>;
+  /** The same, with the result mapped by `then` in the same step. */
+  meter<T, R>(
+    req: MeterRequest<T>,
+    then: (metered: Result<{ response: T; replayed: boolean }>) => R,
+  ): Promise<R>;
+  meter<T, R>(
+    req: MeterRequest<T>,
+    then?: (metered: Result<{ response: T; replayed: boolean }>) => R,
+  ): Promise<R | Result<{ response: T; replayed: boolean }>> {
     const { account, plan } = req.snapshot;
     const refused = statusRefusal(account.status);
-    if (refused) return Promise.resolve(refused);
+    if (refused) return Promise.resolve(then ? then(refused) : refused);
     const t = now(this.deps);
     const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
     // Built by assignment, not spread: spreading optional parts costs megamorphic lookups per call.
@@ -155,7 +165,10 @@ export class UsageService {
     if (req.idempotency)
       commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
     const committed = this.deps.store.commitUsage(commit, req.audit);
-    return committed.then((outcome) => meterResult<T>(outcome, account.id, cost));
+    return committed.then((outcome) => {
+      const metered = meterResult<T>(outcome, account.id, cost);
+      return then ? then(metered) : metered;
+    });
   }
 }
 

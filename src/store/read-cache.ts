@@ -93,9 +93,12 @@ export class ReadCache {
     this.accountGenerations[stripeOf(accountId)]!++;
     const old = this.snapshots.get(accountId);
     if (!old) return;
+    // Built field by field, not spread: this runs for every consumption.
     this.snapshots.set(accountId, {
-      ...old,
       account: tokenBalance === null ? old.account : { ...old.account, tokenBalance },
+      plan: old.plan,
+      apiKeyCount: old.apiKeyCount,
+      userCount: old.userCount,
       windows,
     });
   }

@@ -660,14 +660,23 @@ export class SqliteStore implements Store {
         () => this.consumeBatchTx.immediate(batch),
         // Committed in this synchronous step, under the write lock: the cached snapshots are updated
         // to what was committed. Refused ones changed nothing; a failed batch forgets them all.
-        (outcomes): Change[] =>
-          outcomes
-            ? outcomes.flatMap((o, i) =>
-                o instanceof Error || o.kind !== 'committed'
-                  ? []
-                  : [{ account: batch[i]!.c.accountId, ...(o.after ? { after: o.after } : {}) }],
-              )
-            : batch.map((item) => ({ account: item.c.accountId })),
+        (outcomes): Change[] => {
+          const changes: Change[] = [];
+          if (!outcomes) {
+            for (const item of batch) changes.push({ account: item.c.accountId });
+            return changes;
+          }
+          for (let i = 0; i < outcomes.length; i++) {
+            const o = outcomes[i]!;
+            if (o instanceof Error || o.kind !== 'committed') continue;
+            changes.push(
+              o.after
+                ? { account: batch[i]!.c.accountId, after: o.after }
+                : { account: batch[i]!.c.accountId },
+            );
+          }
+          return changes;
+        },
       );
       batch.forEach((item, i) => {
         const outcome = outcomes[i]!;
