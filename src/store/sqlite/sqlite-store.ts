@@ -790,7 +790,15 @@ export class SqliteStore implements Store {
       balanceAfter = before.tokenBalance + ledgerDelta('charge', c.charge.amount);
       if (balanceAfter < 0) return { kind: 'insufficient', balance: before.tokenBalance };
     }
-    const windows = applied.states.sort(byWindowKey);
+    // In the primary key's order, as a read gives them: already so unless a window was started
+    // (sorting allocates, and most consumptions start none).
+    const windows = applied.states;
+    for (let i = 1; i < windows.length; i++) {
+      if (byWindowKey(windows[i - 1]!, windows[i]!) > 0) {
+        windows.sort(byWindowKey);
+        break;
+      }
+    }
     // Before the first write: should rendering fail, only this consumption does.
     const response = c.render(windows, balanceAfter);
     try {
