@@ -28,7 +28,7 @@ export function registerUsage(program: Command): void {
     .option('--idempotency-key <key>', 'the same key again is counted once and answers the same')
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: RecordOptions) => {
-      const { answer, replayed } = await withServices(async (s) =>
+      const { response, replayed } = await withServices(async (s) =>
         unwrap(
           await s.usage.record(
             accountId,
@@ -42,7 +42,7 @@ export function registerUsage(program: Command): void {
           ),
         ),
       );
-      emit(opts, answer, () => describe(answer, replayed, opts.idempotencyKey));
+      emit(opts, response, () => describe(response, replayed, opts.idempotencyKey));
     });
 }
 

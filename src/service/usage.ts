@@ -61,19 +61,19 @@ export class UsageService {
     accountId: string,
     input: { category?: unknown; records?: unknown; requests?: unknown; idempotency_key?: unknown },
     opts: { audit?: boolean } = {},
-  ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
+  ): Promise<Result<{ response: UsageAnswer; replayed: boolean }>> {
     const amounts = validateAmounts(String(input.category), input.records ?? 0, input.requests ?? 1);
     if (!amounts.ok) return Promise.resolve(amounts);
     const idem = validateIdempotencyKey(input.idempotency_key);
     if (!idem.ok) return Promise.resolve(idem);
     const category = input.category as Category;
-    const recordFor = (snapshot: AccountSnapshot | undefined) => {
-      if (!snapshot) return Promise.resolve(fail('not_found', `No account "${accountId}".`));
-      return this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true);
-    };
+    const meterOn = (snapshot: AccountSnapshot | undefined) =>
+      snapshot
+        ? this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true)
+        : Promise.resolve(fail('not_found', `No account "${accountId}".`));
     // An account the store has cached is metered without waiting for a read.
     const cached = this.deps.store.cachedSnapshot(accountId);
-    return cached ? recordFor(cached) : this.deps.store.getSnapshot(accountId).then(recordFor);
+    return cached ? meterOn(cached) : this.deps.store.getSnapshot(accountId).then(meterOn);
   }
 
   private recordFor(
@@ -82,7 +82,7 @@ export class UsageService {
     amounts: Amounts,
     idempotencyKey: string | null,
     audit: boolean,
-  ): Promise<Result<{ answer: UsageAnswer; replayed: boolean }>> {
+  ): Promise<Result<{ response: UsageAnswer; replayed: boolean }>> {
     const accountId = snapshot.account.id;
     const req: MeterRequest<UsageAnswer> = {
       snapshot,
@@ -104,10 +104,7 @@ export class UsageService {
         idempotency_key: idempotencyKey,
       });
     }
-    // One step from the store's outcome to the answer (a promise fewer than through meter's).
-    return this.meter(req, (metered) =>
-      metered.ok ? ok({ answer: metered.value.response, replayed: metered.value.replayed }) : metered,
-    );
+    return this.meter(req);
   }
 
   /**
@@ -134,19 +131,10 @@ export class UsageService {
   }
 
   /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */
-  meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>>;
-  /** The same, with the result mapped by `then` in the same step. */
-  meter<T, R>(
-    req: MeterRequest<T>,
-    then: (metered: Result<{ response: T; replayed: boolean }>) => R,
-  ): Promise<R>;
-  meter<T, R>(
-    req: MeterRequest<T>,
-    then?: (metered: Result<{ response: T; replayed: boolean }>) => R,
-  ): Promise<R | Result<{ response: T; replayed: boolean }>> {
+  meter<T>(req: MeterRequest<T>): Promise<Result<{ response: T; replayed: boolean }>> {
     const { account, plan } = req.snapshot;
     const refused = statusRefusal(account.status);
-    if (refused) return Promise.resolve(then ? then(refused) : refused);
+    if (refused) return Promise.resolve(refused);
     const t = now(this.deps);
     const cost = isUnlimited(account, plan) ? 0 : (req.tokenCost ?? 0);
     // Built by assignment, not spread: spreading optional parts costs megamorphic lookups per call.
@@ -165,10 +153,7 @@ export class UsageService {
     if (req.idempotency)
       commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
     const committed = this.deps.store.commitUsage(commit, req.audit);
-    return committed.then((outcome) => {
-      const metered = meterResult<T>(outcome, account.id, cost);
-      return then ? then(metered) : metered;
-    });
+    return committed.then((outcome) => meterResult<T>(outcome, account.id, cost));
   }
 }
 

@@ -65,7 +65,7 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     );
     expect(results.every((r) => r.ok)).toBe(true);
     expect(results.filter((r) => r.ok && r.value.replayed)).toHaveLength(9);
-    expect(new Set(results.map((r) => r.ok && JSON.stringify(r.value.answer))).size).toBe(1);
+    expect(new Set(results.map((r) => r.ok && JSON.stringify(r.value.response))).size).toBe(1);
     const windows = (await h.store.getSnapshot(accountId))?.windows ?? [];
     expect(windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(5);
   });

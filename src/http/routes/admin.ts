@@ -52,8 +52,10 @@ export async function adminRoutes(
   const { services, adminTokens } = opts;
   app.decorateRequest('actor', null);
 
+  // Each token's actor made once: the same string every request, so looking it up hashes nothing.
+  const expected = adminTokens.map((t) => ({ actor: `admin:${t.name}`, digest: secretDigest(t.token) }));
   // One set of use cases per admin token, made once: the actors are known in advance.
-  const actors = new Map(adminTokens.map((t) => [`admin:${t.name}`, services.as(`admin:${t.name}`)]));
+  const actors = new Map(expected.map((e) => [e.actor, services.as(e.actor)]));
   /** The use cases acting as the caller. Every handler goes through this, so none can act unaudited. */
   const s = (request: FastifyRequest) => {
     const acting = request.actor === null ? undefined : actors.get(request.actor);
@@ -61,8 +63,6 @@ export async function adminRoutes(
     return acting;
   };
 
-  // Each token's actor made once: the same string every request, so looking it up hashes nothing.
-  const expected = adminTokens.map((t) => ({ actor: `admin:${t.name}`, digest: secretDigest(t.token) }));
   // The presented strings that matched a token, with its actor: a token already known costs a
   // lookup, not a digest. Only a string equal to a configured token gets in, so this holds no more
   // than the tokens.
@@ -255,9 +255,9 @@ export async function adminRoutes(
       s(request)
         .usage.record((request.params as { id: string }).id, request.body as never)
         .then((result) => {
-          const { answer, replayed } = unwrap(result);
+          const { response, replayed } = unwrap(result);
           if (replayed) reply.header('idempotent-replayed', 'true');
-          return answer;
+          return response;
         }),
   );
 

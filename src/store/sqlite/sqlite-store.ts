@@ -13,9 +13,9 @@ import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/ap
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, type WindowState } from '../../domain/fair-use.js';
+import { applyConsumption, sameSlot, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
-import { type Plan, UNIT_WINDOWS, UNITS } from '../../domain/plans.js';
+import { type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import { applyChange, type Change, ReadCache } from '../read-cache.js';
@@ -80,7 +80,7 @@ export class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, SqliteStatement>();
-  /** addToWindows' upserts, by slotsKey (at most one per list of windows a consumption touches). */
+  /** addToWindows' upserts, by slotsKey (at most one per category and list of windows a consumption touches). */
   private readonly windowsUpserts = new Map<number, SqliteStatement>();
   private readonly lockWaitMs: number;
   private readonly walSync: WalSync | undefined;
@@ -790,15 +790,8 @@ export class SqliteStore implements Store {
       balanceAfter = before.tokenBalance + ledgerDelta('charge', c.charge.amount);
       if (balanceAfter < 0) return { kind: 'insufficient', balance: before.tokenBalance };
     }
-    // In the primary key's order, as a read gives them: already so unless a window was started
-    // (sorting allocates, and most consumptions start none).
-    const windows = applied.states;
-    for (let i = 1; i < windows.length; i++) {
-      if (byWindowKey(windows[i - 1]!, windows[i]!) > 0) {
-        windows.sort(byWindowKey);
-        break;
-      }
-    }
+    // Already in key order unless a window was started, which most consumptions do not.
+    const windows = inKeyOrder(applied.states);
     // Before the first write: should rendering fail, only this consumption does.
     const response = c.render(windows, balanceAfter);
     try {
@@ -857,24 +850,33 @@ interface AccountUsage {
   tokenBalance: number;
 }
 
-/** Every (unit, window) a consumption can touch, numbered from 1 for slotsKey. */
-const UNIT_WINDOW_PAIRS = UNITS.flatMap((unit) => UNIT_WINDOWS[unit].map((window) => ({ unit, window })));
-
-/** A number for the list of (unit, window) of these windows, in order: cheaper to look up than a joined string. */
+/**
+ * A number for the list of slots of these windows, in order (their places in WINDOW_SLOTS): cheaper
+ * to look up than a joined string.
+ */
 function slotsKey(incs: UsageCommit['increments']): number {
   let key = 0;
   for (const inc of incs) {
-    const n = UNIT_WINDOW_PAIRS.findIndex((p) => p.unit === inc.unit && p.window === inc.window);
-    if (n < 0) throw new Error(`no window ${inc.unit}.${inc.window}`);
-    key = key * (UNIT_WINDOW_PAIRS.length + 1) + n + 1;
+    const n = WINDOW_SLOTS.findIndex((slot) => sameSlot(slot, inc));
+    if (n < 0) throw new Error(`no window ${inc.category}.${inc.unit}.${inc.window}`);
+    key = key * (WINDOW_SLOTS.length + 1) + n + 1;
   }
   return key;
+}
+
+/** In the primary key's order, as a read gives them; sorted only if not (sorting allocates). */
+function inKeyOrder(windows: WindowState[]): WindowState[] {
+  for (let i = 1; i < windows.length; i++) {
+    if (byWindowKey(windows[i - 1]!, windows[i]!) > 0) return windows.sort(byWindowKey);
+  }
+  return windows;
 }
 
 /**
  * The upsert of addToWindows for these windows: six parameters per row (account, category, start,
  * end, amount, limit), then each row's limit again for the update's condition, chosen by the row's
- * slot. The units and windows written into it are the domain's own (slotsKey refuses others).
+ * slot. The units and windows written into it are the domain's own (slotsKey, computed first, refuses
+ * others).
  */
 function windowsUpsertSql(incs: UsageCommit['increments']): string {
   const rows = incs.map((i) => `(?, ?, '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
