@@ -728,15 +728,16 @@ export class SqliteStore implements Store {
    * All of a consumption's windows in one conditional upsert: each row starts its window if it is
    * not running and adds to it if it fits under its limit (the insert only if the amount alone
    * fits). Its change count says whether every window took its amount (no RETURNING: SQLite buffers
-   * returned rows, which costs more than the upsert). Positional parameters, bound from an array:
-   * better-sqlite3 binds named ones by looking each name up on an object, which cost as much again.
+   * returned rows, which costs more than the upsert). Positional parameters, passed as arguments:
+   * better-sqlite3 binds named ones by looking each name up on an object, which cost as much again,
+   * and an array's elements one by one through V8's generic property lookup (spread, the same
+   * consumption took about a fifth fewer instructions, with the categories as literals; callgrind).
    */
   private addToWindows(c: UsageCommit): boolean {
     const incs = c.increments;
     if (incs.length === 0) return true;
     const params: unknown[] = [];
-    for (const inc of incs)
-      params.push(c.accountId, inc.category, c.now, c.now + inc.lengthSeconds, inc.amount, inc.limit);
+    for (const inc of incs) params.push(c.accountId, c.now, c.now + inc.lengthSeconds, inc.amount, inc.limit);
     for (const inc of incs) params.push(inc.limit);
     const key = slotsKey(incs);
     let upsert = this.windowsUpserts.get(key);
@@ -744,7 +745,7 @@ export class SqliteStore implements Store {
       upsert = this.db.prepare(windowsUpsertSql(incs));
       this.windowsUpserts.set(key, upsert);
     }
-    return upsert.run(params).changes === incs.length;
+    return upsert.run(...params).changes === incs.length;
   }
 
   /** The answer, kept for replays when the consumption has an idempotency key. */
@@ -873,13 +874,13 @@ function inKeyOrder(windows: WindowState[]): WindowState[] {
 }
 
 /**
- * The upsert of addToWindows for these windows: six parameters per row (account, category, start,
- * end, amount, limit), then each row's limit again for the update's condition, chosen by the row's
- * slot. The units and windows written into it are the domain's own (slotsKey, computed first, refuses
- * others).
+ * The upsert of addToWindows for these windows: five parameters per row (account, start, end,
+ * amount, limit), then each row's limit again for the update's condition, chosen by the row's slot.
+ * The categories, units and windows written into it are the domain's own (slotsKey, computed first,
+ * refuses others); as literals they spare binding a string per row.
  */
 function windowsUpsertSql(incs: UsageCommit['increments']): string {
-  const rows = incs.map((i) => `(?, ?, '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
+  const rows = incs.map((i) => `(?, '${i.category}', '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
   const limits = incs
     .map((i) => `WHEN excluded.unit = '${i.unit}' AND excluded.win = '${i.window}' THEN ?`)
     .join(' ');
