@@ -731,7 +731,7 @@ export class SqliteStore implements Store {
    * returned rows, which costs more than the upsert). Positional parameters, passed as arguments:
    * better-sqlite3 binds named ones by looking each name up on an object, which cost as much again,
    * and an array's elements one by one through V8's generic property lookup (spread, the same
-   * consumption took about a fifth fewer instructions, with the categories as literals; callgrind).
+   * consumption took about a fifth fewer instructions, with the category as a literal; callgrind).
    */
   private addToWindows(c: UsageCommit): boolean {
     const incs = c.increments;
@@ -876,7 +876,7 @@ function inKeyOrder(windows: WindowState[]): WindowState[] {
 /**
  * The upsert of addToWindows for these windows: five parameters per row (account, start, end,
  * amount, limit), then each row's limit again for the update's condition, chosen by the row's slot.
- * The categories, units and windows written into it are the domain's own (slotsKey, computed first,
+ * The category, units and windows written into it are the domain's own (slotsKey, computed first,
  * refuses others); as literals they spare binding a string per row.
  */
 function windowsUpsertSql(incs: UsageCommit['increments']): string {
