@@ -190,7 +190,9 @@ describe('toolgate migrate', () => {
   it('migrates a fresh database once, then reports it up to date', async () => {
     const fresh = scratch();
     try {
-      expect(await fresh.json('migrate')).toEqual({ applied: ['001-initial', '002-audit'] });
+      expect(await fresh.json('migrate')).toEqual({
+        applied: ['001-initial', '002-audit', '003-fair-use-rows'],
+      });
       expect(await fresh.json('migrate')).toEqual({ applied: [] });
       const r = await fresh.run('migrate');
       expect(r.stdout).toBe('The database is up to date.\n');

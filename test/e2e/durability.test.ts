@@ -74,7 +74,7 @@ describe('durability: SIGKILL under consumption load', () => {
       (
         db
           .prepare(
-            "SELECT used FROM fair_use_windows WHERE account_id = ? AND unit = 'records' AND win = '5h'",
+            "SELECT records_5h_used AS used FROM fair_use WHERE account_id = ? AND category = 'enrich'",
           )
           .get(account) as { used: number }
       ).used;

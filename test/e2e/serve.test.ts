@@ -19,7 +19,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(first.stdout())?.[1];
     expect(key).toBeDefined();
     expect(first.stdout()).toContain(`curl -s -X POST ${first.url}/api/v1/tools/get_account`);
-    expect(first.stdout()).toContain('"migrations":["001-initial","002-audit"]');
+    expect(first.stdout()).toContain('"migrations":["001-initial","002-audit","003-fair-use-rows"]');
     const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

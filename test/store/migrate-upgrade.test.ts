@@ -1,6 +1,7 @@
 /**
- * A database made before the audit trail (migration 001 only) gets migration 002 on the next
- * migrate, keeps its data, and audits from then on: on both backends.
+ * A database made before the audit trail (migration 001 only) gets migrations 002 and 003 on the
+ * next migrate, keeps its data (its fair-use windows included, which SQLite moves to a row per
+ * category), audits from then on, and consumes on the windows it had: on both backends.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { incrementsFor, type WindowState } from '../../src/domain/fair-use.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { initial } from '../../src/store/migrations/001-initial.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -15,18 +17,69 @@ import type { Store } from '../../src/store/store.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 
 const postgres = await postgresAvailable();
+const FREE = DEFAULT_PLANS.find((p) => p.id === 'free')!;
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 const SCHEMA_MIGRATIONS = `CREATE TABLE schema_migrations (
   version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`;
 const ACCOUNT = `INSERT INTO plans (id, unlimited, limits, created_at, updated_at)
-    VALUES ('free', false, '{}', 0, 0);
+    VALUES ('free', false, '${JSON.stringify(FREE.limits)}', 0, 0);
   INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
     VALUES ('acc_old', 'Old Co', 'free', 'active', NULL, 7, 0, 0);
-  INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, 'initial', 0);`;
+  INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, 'initial', 0);
+  INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used) VALUES
+    ('acc_old', 'enrich', 'records', '5h', ${T - 600}, ${T - 600 + 18_000}, 40),
+    ('acc_old', 'enrich', 'records', '1w', ${T - 86_400}, ${T - 86_400 + 604_800}, 90),
+    ('acc_old', 'enrich', 'requests', '5h', ${T - 20_000}, ${T - 2_000}, 7),
+    ('acc_old', 'search', 'requests', '5h', ${T - 60}, ${T - 60 + 18_000}, 3);`;
+
+/** The windows inserted above, as the store reads them (in key order). */
+const WINDOWS = [
+  {
+    category: 'enrich',
+    unit: 'records',
+    window: '1w',
+    startedAt: T - 86_400,
+    endsAt: T - 86_400 + 604_800,
+    used: 90,
+  },
+  {
+    category: 'enrich',
+    unit: 'records',
+    window: '5h',
+    startedAt: T - 600,
+    endsAt: T - 600 + 18_000,
+    used: 40,
+  },
+  { category: 'enrich', unit: 'requests', window: '5h', startedAt: T - 20_000, endsAt: T - 2_000, used: 7 },
+  { category: 'search', unit: 'requests', window: '5h', startedAt: T - 60, endsAt: T - 60 + 18_000, used: 3 },
+];
+
+/** The account's windows in key order (PostgreSQL's snapshot gives them in no particular order). */
+async function windowsOf(store: Store) {
+  const key = (w: WindowState) => `${w.category}.${w.unit}.${w.window}`;
+  return [...((await store.getSnapshot('acc_old'))?.windows ?? [])].sort((a, b) =>
+    key(a) < key(b) ? -1 : 1,
+  );
+}
 
 async function expectUpgraded(store: Store): Promise<void> {
-  expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({ applied: ['002-audit'] });
+  expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({ applied: ['002-audit', '003-fair-use-rows'] });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
+  expect(await windowsOf(store)).toEqual(WINDOWS);
+  // The running windows go on from where they were; the one that ended starts again.
+  const outcome = await store.commitUsage({
+    accountId: 'acc_old',
+    increments: incrementsFor(FREE.limits, 'enrich', { records: 5, requests: 1 }),
+    now: T,
+    render: (windows) => windows,
+  });
+  expect(outcome).toMatchObject({ kind: 'committed' });
+  expect(await windowsOf(store)).toEqual([
+    { ...WINDOWS[0], used: 95 },
+    { ...WINDOWS[1], used: 45 },
+    { category: 'enrich', unit: 'requests', window: '5h', startedAt: T, endsAt: T + 18_000, used: 1 },
+    WINDOWS[3],
+  ]);
   expect(await store.listAudit({ limit: 10 })).toEqual([]);
   const entry = {
     id: 'aud_0000000000000000000000000a',
@@ -48,7 +101,7 @@ describe('upgrading a database made before the audit trail', () => {
     for (const c of cleanups.splice(0)) await c();
   });
 
-  it('SQLite: migrate applies 002-audit and keeps the data', async () => {
+  it('SQLite: migrate applies 002 and 003 and keeps the data', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-upgrade-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'old.db');
@@ -62,7 +115,7 @@ describe('upgrading a database made before the audit trail', () => {
     await expectUpgraded(store);
   });
 
-  it.skipIf(!postgres)('PostgreSQL: migrate applies 002-audit and keeps the data', async () => {
+  it.skipIf(!postgres)('PostgreSQL: migrate applies 002 and 003 and keeps the data', async () => {
     const schema = scratchSchemaName();
     const { store, cleanup } = scratchPostgresStore(schema);
     cleanups.push(cleanup);
@@ -71,7 +124,7 @@ describe('upgrading a database made before the audit trail', () => {
     try {
       await client.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
       await client.query(SCHEMA_MIGRATIONS);
-      await client.query(initial.postgres);
+      await client.query(initial.postgres as string);
       await client.query(ACCOUNT);
     } finally {
       await client.end();

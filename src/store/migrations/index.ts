@@ -1,15 +1,17 @@
 /** @module The numbered migration history, the same on every backend; applied in order, each once. */
 import { initial } from './001-initial.js';
 import { audit } from './002-audit.js';
+import { fairUseRows } from './003-fair-use-rows.js';
 
 export interface Migration {
   version: number;
   name: string;
   sqlite: string;
-  postgres: string;
+  /** Null: nothing to change on that backend (the version is still recorded). */
+  postgres: string | null;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, audit];
+export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

@@ -200,7 +200,7 @@ export class PostgresStore implements Store {
         const applied: string[] = [];
         for (const m of MIGRATIONS) {
           if (done.has(m.version)) continue;
-          await db.query(m.postgres);
+          if (m.postgres !== null) await db.query(m.postgres);
           await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
             m.version,
             m.name,

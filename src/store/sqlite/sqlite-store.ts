@@ -15,7 +15,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { applyConsumption, sameSlot, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
-import { type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
+import { type Category, type Plan, UNIT_WINDOWS, UNITS, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import { applyChange, type Change, ReadCache } from '../read-cache.js';
@@ -33,7 +33,6 @@ import {
   toLedger,
   toPlan,
   toUser,
-  toWindow,
   type UserRow,
 } from '../rows.js';
 import {
@@ -544,18 +543,29 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Read before every consumption (and for each snapshot): rows as arrays, which better-sqlite3
-   * builds faster than objects.
+   * Read before every consumption not cached (and for each snapshot): a row per category (migration
+   * 003), as arrays, which better-sqlite3 builds faster than objects; windows never started are NULL.
    */
   private windowsOf(accountId: string): WindowState[] {
-    const rows = this.sql(
-      'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = ?',
-    )
-      .raw()
-      .all(accountId) as [string, string, string, number, number, number][];
-    return rows.map(([category, unit, win, started_at, ends_at, used]) =>
-      toWindow({ category, unit, win, started_at, ends_at, used }),
-    );
+    const rows = this.sql(WINDOWS_SELECT).raw().all(accountId) as (string | number | null)[][];
+    const windows: WindowState[] = [];
+    for (const row of rows) {
+      const category = row[0] as Category;
+      for (let i = 0; i < WINDOW_COLUMNS.length; i++) {
+        const startedAt = row[1 + 3 * i] as number | null;
+        if (startedAt === null) continue;
+        const { unit, window } = WINDOW_COLUMNS[i]!;
+        windows.push({
+          category,
+          unit,
+          window,
+          startedAt,
+          endsAt: row[2 + 3 * i] as number,
+          used: row[3 + 3 * i] as number,
+        });
+      }
+    }
+    return windows;
   }
 
   async appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
@@ -725,19 +735,20 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * All of a consumption's windows in one conditional upsert: each row starts its window if it is
-   * not running and adds to it if it fits under its limit (the insert only if the amount alone
-   * fits). Its change count says whether every window took its amount (no RETURNING: SQLite buffers
-   * returned rows, which costs more than the upsert). Positional parameters, passed as arguments:
-   * better-sqlite3 binds named ones by looking each name up on an object, which cost as much again,
-   * and an array's elements one by one through V8's generic property lookup (spread, the same
-   * consumption took about a fifth fewer instructions, with the category as a literal; callgrind).
+   * All of a consumption's windows in one conditional upsert of its category's row: each window
+   * starts if it is not running and adds to it if it fits under its limit (the insert only if each
+   * amount alone fits). Its change count says whether the row took every amount (no RETURNING:
+   * SQLite buffers returned rows, which costs more than the upsert). Positional parameters, passed
+   * as arguments: better-sqlite3 binds named ones by looking each name up on an object, which cost
+   * as much again, and an array's elements one by one through V8's generic property lookup
+   * (docs/performance.md, callgrind).
    */
   private addToWindows(c: UsageCommit): boolean {
     const incs = c.increments;
     if (incs.length === 0) return true;
-    const params: unknown[] = [];
-    for (const inc of incs) params.push(c.accountId, c.now, c.now + inc.lengthSeconds, inc.amount, inc.limit);
+    const params: unknown[] = [c.accountId, c.now];
+    for (const inc of incs) params.push(c.now + inc.lengthSeconds, inc.amount);
+    for (const inc of incs) params.push(inc.limit);
     for (const inc of incs) params.push(inc.limit);
     const key = slotsKey(incs);
     let upsert = this.windowsUpserts.get(key);
@@ -745,7 +756,7 @@ export class SqliteStore implements Store {
       upsert = this.db.prepare(windowsUpsertSql(incs));
       this.windowsUpserts.set(key, upsert);
     }
-    return upsert.run(...params).changes === incs.length;
+    return upsert.run(...params).changes === 1;
   }
 
   /** The answer, kept for replays when the consumption has an idempotency key. */
@@ -873,25 +884,42 @@ function inKeyOrder(windows: WindowState[]): WindowState[] {
   return windows;
 }
 
+/** A fair_use row's windows (migration 003), each three columns, in the windows' key order. */
+const WINDOW_COLUMNS = UNITS.flatMap((unit) => UNIT_WINDOWS[unit].map((window) => ({ unit, window })))
+  .sort((a, b) => (a.unit !== b.unit ? (a.unit < b.unit ? -1 : 1) : a.window < b.window ? -1 : 1))
+  .map((w) => ({ ...w, column: `${w.unit}_${w.window}` }));
+
+const WINDOWS_SELECT = `SELECT category, ${WINDOW_COLUMNS.map(({ column: w }) => `${w}_start, ${w}_end, ${w}_used`).join(', ')}
+  FROM fair_use WHERE account_id = ?`;
+
 /**
- * The upsert of addToWindows for these windows: five parameters per row (account, start, end,
- * amount, limit), then each row's limit again for the update's condition, chosen by the row's slot.
+ * The upsert of addToWindows for these windows, all of one category: the account, the time, each
+ * window's end and amount, then each window's limit twice (the insert's condition, the update's).
  * The category, units and windows written into it are the domain's own (slotsKey, computed first,
- * refuses others); as literals they spare binding a string per row.
+ * refuses others); as literals they spare binding a string.
  */
 function windowsUpsertSql(incs: UsageCommit['increments']): string {
-  const rows = incs.map((i) => `(?, '${i.category}', '${i.unit}', '${i.window}', ?, ?, ?, ?)`).join(', ');
-  const limits = incs
-    .map((i) => `WHEN excluded.unit = '${i.unit}' AND excluded.win = '${i.window}' THEN ?`)
-    .join(' ');
-  return `INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
-       SELECT column1, column2, column3, column4, column5, column6, column7 FROM (VALUES ${rows})
-       WHERE column7 <= column8
-       ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
-         used       = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.used ELSE w.used + excluded.used END,
-         started_at = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.started_at ELSE w.started_at END,
-         ends_at    = CASE WHEN w.ends_at <= excluded.started_at THEN excluded.ends_at ELSE w.ends_at END
-       WHERE (CASE WHEN w.ends_at <= excluded.started_at THEN 0 ELSE w.used END) + excluded.used <= CASE ${limits} END`;
+  const category = incs[0]!.category;
+  if (incs.some((i) => i.category !== category)) throw new Error('a consumption is of one category');
+  const ws = incs.map((i) => `${i.unit}_${i.window}`);
+  const n = ws.length;
+  const values = ['?', '?', ...ws.flatMap(() => ['?', '?']), ...ws.map(() => '?')].join(', ');
+  const running = (w: string) => `w.${w}_end > excluded.${w}_start`;
+  return `INSERT INTO fair_use AS w (account_id, category, ${ws.map((w) => `${w}_start, ${w}_end, ${w}_used`).join(', ')})
+       SELECT column1, '${category}', ${ws.map((_, k) => `column2, column${3 + 2 * k}, column${4 + 2 * k}`).join(', ')}
+       FROM (VALUES (${values}))
+       WHERE ${ws.map((_, k) => `column${4 + 2 * k} <= column${3 + 2 * n + k}`).join(' AND ')}
+       ON CONFLICT (account_id, category) DO UPDATE SET
+         ${ws
+           .map(
+             (
+               w,
+             ) => `${w}_used = CASE WHEN ${running(w)} THEN w.${w}_used + excluded.${w}_used ELSE excluded.${w}_used END,
+         ${w}_start = CASE WHEN ${running(w)} THEN w.${w}_start ELSE excluded.${w}_start END,
+         ${w}_end = CASE WHEN ${running(w)} THEN w.${w}_end ELSE excluded.${w}_end END`,
+           )
+           .join(',\n         ')}
+       WHERE ${ws.map((w) => `(CASE WHEN ${running(w)} THEN w.${w}_used ELSE 0 END) + excluded.${w}_used <= ?`).join(' AND ')}`;
 }
 
 /** The order the windows' primary key keeps them in, which is how windowsOf reads them. */
