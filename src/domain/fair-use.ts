@@ -10,8 +10,6 @@ import {
   type Category,
   limitOf,
   type PlanLimits,
-  UNIT_WINDOWS,
-  UNITS,
   type Unit,
   WINDOW_SECONDS,
   type WindowKey,
