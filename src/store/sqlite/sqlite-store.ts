@@ -892,6 +892,19 @@ const WINDOW_COLUMNS = UNITS.flatMap((unit) => UNIT_WINDOWS[unit].map((window) =
 const WINDOWS_SELECT = `SELECT category, ${WINDOW_COLUMNS.map(({ column: w }) => `${w}_start, ${w}_end, ${w}_used`).join(', ')}
   FROM fair_use WHERE account_id = ?`;
 
+/** Whether window `w` of the row is running at the consumption's time (never started: NULL, not running). */
+const running = (w: string) => `w.${w}_end > excluded.${w}_start`;
+
+/** Window `w` of the row after the consumption: added to while running, else started again with the amount. */
+const windowUpdate = (w: string) =>
+  `${w}_used = CASE WHEN ${running(w)} THEN w.${w}_used + excluded.${w}_used ELSE excluded.${w}_used END,
+         ${w}_start = CASE WHEN ${running(w)} THEN w.${w}_start ELSE excluded.${w}_start END,
+         ${w}_end = CASE WHEN ${running(w)} THEN w.${w}_end ELSE excluded.${w}_end END`;
+
+/** Window `w` takes the amount under the limit bound next. */
+const windowFits = (w: string) =>
+  `(CASE WHEN ${running(w)} THEN w.${w}_used ELSE 0 END) + excluded.${w}_used <= ?`;
+
 /**
  * The upsert of addToWindows for these windows, all of one category: the account, the time, each
  * window's end and amount, then each window's limit twice (the insert's condition, the update's).
@@ -903,26 +916,19 @@ function windowsUpsertSql(incs: UsageCommit['increments']): string {
   if (incs.some((i) => i.category !== category)) throw new Error('a consumption is of one category');
   const ws = incs.map((i) => `${i.unit}_${i.window}`);
   const n = ws.length;
+  // VALUES' columns: 1 the account, 2 the time, 3 + 2k and 4 + 2k window k's end and amount,
+  // 3 + 2n + k window k's limit.
   const values = ['?', '?', ...ws.flatMap(() => ['?', '?']), ...ws.map(() => '?')].join(', ');
-  const running = (w: string) => `w.${w}_end > excluded.${w}_start`;
   return `INSERT INTO fair_use AS w (account_id, category, ${ws.map((w) => `${w}_start, ${w}_end, ${w}_used`).join(', ')})
        SELECT column1, '${category}', ${ws.map((_, k) => `column2, column${3 + 2 * k}, column${4 + 2 * k}`).join(', ')}
        FROM (VALUES (${values}))
        WHERE ${ws.map((_, k) => `column${4 + 2 * k} <= column${3 + 2 * n + k}`).join(' AND ')}
        ON CONFLICT (account_id, category) DO UPDATE SET
-         ${ws
-           .map(
-             (
-               w,
-             ) => `${w}_used = CASE WHEN ${running(w)} THEN w.${w}_used + excluded.${w}_used ELSE excluded.${w}_used END,
-         ${w}_start = CASE WHEN ${running(w)} THEN w.${w}_start ELSE excluded.${w}_start END,
-         ${w}_end = CASE WHEN ${running(w)} THEN w.${w}_end ELSE excluded.${w}_end END`,
-           )
-           .join(',\n         ')}
-       WHERE ${ws.map((w) => `(CASE WHEN ${running(w)} THEN w.${w}_used ELSE 0 END) + excluded.${w}_used <= ?`).join(' AND ')}`;
+         ${ws.map(windowUpdate).join(',\n         ')}
+       WHERE ${ws.map(windowFits).join(' AND ')}`;
 }
 
-/** The order the windows' primary key keeps them in, which is how windowsOf reads them. */
+/** The order windowsOf reads them in: by category (the row's key), then as in WINDOW_COLUMNS. */
 function byWindowKey(a: WindowState, b: WindowState): number {
   if (a.category !== b.category) return a.category < b.category ? -1 : 1;
   if (a.unit !== b.unit) return a.unit < b.unit ? -1 : 1;
