@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
 import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { accountWithKey, KEY_SECRET, scratchDir, scratchServices } from '../helpers.js';
 
 /** 2026-04-15T13:55:29Z, in epoch seconds. */
@@ -129,5 +130,38 @@ describe('durable answers', () => {
     expect(results.every((r) => r.ok)).toBe(true);
     expect(store.walSyncs).toBeGreaterThan(before);
     expect(store.walSyncs).toBeLessThanOrEqual(before + 2);
+  });
+
+  it('consumptions that arrive while an fdatasync runs are committed when it ends and answered after the next', async () => {
+    const h = await scratchServices();
+    cleanups.push(() => h.close());
+    const store = h.store as SqliteStore;
+    const { accountId } = await accountWithKey(h.services);
+    // The account's snapshot cached, so each consumption below reaches the store in the same turn.
+    await h.services.usage.record(accountId, { category: 'search', records: 1 });
+    const before = store.walSyncs;
+    // The first consumption is committed at the end of this turn and starts an fdatasync; the
+    // others arrive in the next turn, while it runs (its end is seen no sooner than the next
+    // poll of the event loop), and are held for it.
+    const first = h.services.usage.record(accountId, { category: 'search', records: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const wal = (store as unknown as { walSync: WalSync }).walSync;
+    expect(wal.busy).toBe(true);
+    const holds = vi.spyOn(wal, 'beforeNext');
+    const held = Array.from({ length: 5 }, () =>
+      h.services.usage.record(accountId, { category: 'search', records: 2 }),
+    );
+    expect(holds).toHaveBeenCalledTimes(1);
+    const results = await Promise.all([first, ...held]);
+    expect(results.every((r) => r.ok)).toBe(true);
+    // One fdatasync for the first, one for the five held together.
+    expect(store.walSyncs).toBe(before + 2);
+    const last = results[5];
+    expect(last?.ok && last.value.response.fair_use.search?.records['5h'].used).toBe(12);
+    const snapshot = await store.getSnapshot(accountId);
+    expect(
+      snapshot?.windows.find((w) => w.category === 'search' && w.unit === 'records' && w.window === '5h')
+        ?.used,
+    ).toBe(12);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * WalSync, on real files: commits that ask while an fdatasync runs share the next one (never the one
- * already running), and a failure is final.
+ * already running), a commit held for the one under way runs when it ends and joins the next, and a
+ * failure is final.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +40,54 @@ describe('WalSync', () => {
       await expect(sync.durable()).rejects.toThrow(/could not make commits durable.*ENOENT/);
       expect(sync.syncs).toBe(0);
       await sync.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('runs a commit held for the fdatasync under way when it ends, and joins what it asks for to the next one', async () => {
+    const { dir, cleanup } = scratchDir();
+    try {
+      const wal = join(dir, 'x.db-wal');
+      writeFileSync(wal, 'frames');
+      const sync = new WalSync(wal);
+      expect(() => sync.beforeNext(() => {})).toThrow(/while an fdatasync runs/);
+      const events: string[] = [];
+      const first = sync.durable().then(() => events.push('first released'));
+      expect(sync.busy).toBe(true);
+      let held: Promise<unknown> | undefined;
+      sync.beforeNext(() => {
+        events.push(`held commit at ${sync.syncs} syncs`);
+        held = sync.durable().then(() => events.push(`held released at ${sync.syncs} syncs`));
+      });
+      expect(() => sync.beforeNext(() => {})).toThrow(/only once/);
+      await first;
+      await held;
+      // The held commit ran once the first fdatasync was done, before its waiter was released,
+      // and was released by the second.
+      expect(events).toEqual(['held commit at 1 syncs', 'first released', 'held released at 2 syncs']);
+      await sync.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('close waits for a commit held for the fdatasync under way, and for the one it asks for', async () => {
+    const { dir, cleanup } = scratchDir();
+    try {
+      const wal = join(dir, 'x.db-wal');
+      writeFileSync(wal, 'frames');
+      const sync = new WalSync(wal);
+      const first = sync.durable();
+      let held: Promise<void> | undefined;
+      // Asked a turn later, as a store's held commit does (after its transaction's own await).
+      sync.beforeNext(() => {
+        held = Promise.resolve().then(() => sync.durable());
+      });
+      await sync.close();
+      expect(sync.syncs).toBe(2);
+      await first;
+      await held;
     } finally {
       cleanup();
     }

@@ -644,26 +644,32 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Group commit: consumptions that arrive in the same turn of the event loop are written in one
-   * transaction, so they share one fsync. Each is still all-or-nothing by itself (decided before its
-   * first write), and each caller is answered only once the shared COMMIT is durable.
+   * Group commit: consumptions are written in one transaction, so they share one fdatasync. While
+   * the WAL's fdatasync runs, those that arrive are held and committed the moment it ends, just
+   * before the next one starts: they could not be durable any sooner, and the batch is as large as
+   * it can be. Otherwise those of the same turn of the event loop are committed at its end. Each is
+   * still all-or-nothing by itself (decided before its first write), and each caller is answered
+   * only once the shared COMMIT is durable.
    */
   async commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
     return new Promise<UsageOutcome>((resolve, reject) => {
       this.pendingUsage.push(audit ? { c, audit, resolve, reject } : { c, resolve, reject });
       if (!this.usageFlushScheduled) {
         this.usageFlushScheduled = true;
-        setImmediate(() => void this.flushUsage());
+        if (this.walSync?.busy) this.walSync.beforeNext(this.flushHeldUsage);
+        else setImmediate(this.flushHeldUsage);
       }
     });
   }
+
+  private readonly flushHeldUsage = () => void this.flushUsage();
 
   private async flushUsage(): Promise<void> {
     this.usageFlushScheduled = false;
     const batch = this.pendingUsage.splice(0, MAX_USAGE_BATCH);
     if (this.pendingUsage.length > 0) {
       this.usageFlushScheduled = true;
-      setImmediate(() => void this.flushUsage());
+      setImmediate(this.flushHeldUsage);
     }
     try {
       const outcomes = await this.write(

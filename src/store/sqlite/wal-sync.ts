@@ -22,6 +22,7 @@ export class WalSync {
   private waiting: Waiter[] = [];
   private running = false;
   private whenIdle: (() => void) | undefined;
+  private atNext: (() => void) | undefined;
   /** Set once an fdatasync failed; every write fails with it from then on. */
   failure: StoreUnavailableError | undefined;
   /** fdatasync calls completed (for tests and diagnostics). */
@@ -38,9 +39,28 @@ export class WalSync {
     });
   }
 
+  /** Whether an fdatasync is under way. */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Runs `commit` when the fdatasync under way completes, before its waiters are released and
+   * before the next one starts: what `commit` commits and asks durable() for synchronously joins
+   * that next fdatasync, with no turn of the event loop in between. One at a time, only while busy.
+   */
+  beforeNext(commit: () => void): void {
+    if (!this.running || this.atNext) throw new Error('beforeNext: only once, while an fdatasync runs');
+    this.atNext = commit;
+  }
+
   /** Waits for the fdatasync under way (and those queued behind it), then closes the file. */
   async close(): Promise<void> {
-    if (this.running) await new Promise<void>((resolve) => (this.whenIdle = resolve));
+    // Idle, and no commit held for the fdatasync that just ended about to ask for the next one.
+    while (this.running) {
+      await new Promise<void>((resolve) => (this.whenIdle = resolve));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     if (this.fd !== undefined) {
       const fd = this.fd;
       this.fd = undefined;
@@ -74,6 +94,9 @@ export class WalSync {
     } else {
       this.syncs++;
     }
+    const commit = this.atNext;
+    this.atNext = undefined;
+    commit?.();
     for (const w of batch) {
       if (this.failure) w.reject(this.failure);
       else w.resolve();
