@@ -58,9 +58,9 @@ export const DEFAULTS: Omit<
   duration: 4,
   connections: 50,
   rounds: 3,
-  // toolgate, a larger program than the bare baseline, settles later: a fresh server's get_account
-  // rate and p99, second by second, settle after about 6 s (the baseline's after 3-4), and with 2 s
-  // its first rounds were its slowest (docs/performance.md, "The measurement").
+  // A fresh server is not settled after 2 s of load: second by second, both sides' get_account rates
+  // rise about 8% after the first 6 s, and toolgate's p99 falls from about 7 ms to 3.5; with 2 s
+  // toolgate's first rounds were its slowest (docs/performance.md, "The measurement").
   warmup: 6,
   accounts: 1000,
   scaleAccounts: 1_000_000,
