@@ -10,23 +10,28 @@ import { StoreUnavailableError } from '../../src/domain/errors.js';
 import { WalSync } from '../../src/store/sqlite/wal-sync.js';
 import { scratchDir } from '../helpers.js';
 
+/** Runs `body` with a WalSync on a WAL file of its own (closed by the body), then removes the file. */
+async function withWal(body: (sync: WalSync) => Promise<void>): Promise<void> {
+  const { dir, cleanup } = scratchDir();
+  try {
+    const wal = join(dir, 'x.db-wal');
+    writeFileSync(wal, 'frames');
+    await body(new WalSync(wal));
+  } finally {
+    cleanup();
+  }
+}
+
 describe('WalSync', () => {
-  it('releases each waiter by an fdatasync that started after it asked, sharing one among those that waited', async () => {
-    const { dir, cleanup } = scratchDir();
-    try {
-      const wal = join(dir, 'x.db-wal');
-      writeFileSync(wal, 'frames');
-      const sync = new WalSync(wal);
+  it('releases each waiter by an fdatasync that started after it asked, sharing one among those that waited', () =>
+    withWal(async (sync) => {
       // The first starts an fdatasync at once; the nine asking while it runs share the next one.
       await Promise.all(Array.from({ length: 10 }, () => sync.durable()));
       expect(sync.syncs).toBe(2);
       await sync.durable();
       expect(sync.syncs).toBe(3);
       await sync.close();
-    } finally {
-      cleanup();
-    }
-  });
+    }));
 
   it('fails every waiting and later write once an fdatasync could not be done', async () => {
     const { dir, cleanup } = scratchDir();
@@ -45,12 +50,8 @@ describe('WalSync', () => {
     }
   });
 
-  it('runs a commit held for the fdatasync under way when it ends, and joins what it asks for to the next one', async () => {
-    const { dir, cleanup } = scratchDir();
-    try {
-      const wal = join(dir, 'x.db-wal');
-      writeFileSync(wal, 'frames');
-      const sync = new WalSync(wal);
+  it('runs a commit held for the fdatasync under way when it ends, and joins what it asks for to the next one', () =>
+    withWal(async (sync) => {
       expect(() => sync.beforeNext(() => {})).toThrow(/while an fdatasync runs/);
       const events: string[] = [];
       const first = sync.durable().then(() => events.push('first released'));
@@ -67,17 +68,10 @@ describe('WalSync', () => {
       // and was released by the second.
       expect(events).toEqual(['held commit at 1 syncs', 'first released', 'held released at 2 syncs']);
       await sync.close();
-    } finally {
-      cleanup();
-    }
-  });
+    }));
 
-  it('close waits for a commit held for the fdatasync under way, and for the one it asks for', async () => {
-    const { dir, cleanup } = scratchDir();
-    try {
-      const wal = join(dir, 'x.db-wal');
-      writeFileSync(wal, 'frames');
-      const sync = new WalSync(wal);
+  it('close waits for a commit held for the fdatasync under way, and for the one it asks for', () =>
+    withWal(async (sync) => {
       const first = sync.durable();
       let held: Promise<void> | undefined;
       // Asked a turn later, as a store's held commit does (after its transaction's own await).
@@ -88,23 +82,13 @@ describe('WalSync', () => {
       expect(sync.syncs).toBe(2);
       await first;
       await held;
-    } finally {
-      cleanup();
-    }
-  });
+    }));
 
-  it('close waits for the fdatasyncs under way', async () => {
-    const { dir, cleanup } = scratchDir();
-    try {
-      const wal = join(dir, 'x.db-wal');
-      writeFileSync(wal, 'frames');
-      const sync = new WalSync(wal);
+  it('close waits for the fdatasyncs under way', () =>
+    withWal(async (sync) => {
       const pending = [sync.durable(), sync.durable()];
       await sync.close();
       expect(sync.syncs).toBe(2);
       await Promise.all(pending);
-    } finally {
-      cleanup();
-    }
-  });
+    }));
 });
