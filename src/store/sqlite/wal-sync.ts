@@ -46,8 +46,11 @@ export class WalSync {
 
   /**
    * Runs `commit` when the fdatasync under way completes, before its waiters are released and
-   * before the next one starts: what `commit` commits and asks durable() for synchronously joins
-   * that next fdatasync, with no turn of the event loop in between. One at a time, only while busy.
+   * before the next one starts, so that what it commits is in the WAL before that next one. Its
+   * durable() may come a few microtasks later (the store's comes after its transaction's await):
+   * it then starts the next fdatasync itself, or, when other waiters already started one, waits for
+   * the one after, since a waiter is only released by an fdatasync that started after it asked.
+   * One at a time, only while busy.
    */
   beforeNext(commit: () => void): void {
     if (!this.running || this.atNext) throw new Error('beforeNext: only once, while an fdatasync runs');
