@@ -164,4 +164,23 @@ describe('durable answers', () => {
         ?.used,
     ).toBe(12);
   });
+  it('held consumptions join the next fdatasync even when another write already waits for it', async () => {
+    const h = await scratchServices();
+    cleanups.push(() => h.close());
+    const store = h.store as SqliteStore;
+    const { accountId, keyId } = await accountWithKey(h.services);
+    await h.services.usage.record(accountId, { category: 'search', records: 1 });
+    const before = store.walSyncs;
+    const first = h.services.usage.record(accountId, { category: 'search', records: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((store as unknown as { walSync: WalSync }).walSync.busy).toBe(true);
+    // A write committed while the fdatasync runs waits for the next one; so do the held consumptions.
+    const revoked = h.services.keys.revoke(keyId);
+    const held = Array.from({ length: 3 }, () =>
+      h.services.usage.record(accountId, { category: 'search', records: 1 }),
+    );
+    const results = await Promise.all([first, revoked, ...held]);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(store.walSyncs).toBe(before + 2);
+  });
 });

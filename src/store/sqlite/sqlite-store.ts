@@ -13,9 +13,9 @@ import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/ap
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, sameSlot, type WindowState } from '../../domain/fair-use.js';
+import { applyConsumption, sameSlot, type WindowSlot, type WindowState } from '../../domain/fair-use.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
-import { type Category, type Plan, UNIT_WINDOWS, UNITS, WINDOW_SLOTS } from '../../domain/plans.js';
+import { type Category, type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
 import { applyChange, type Change, ReadCache } from '../read-cache.js';
@@ -122,39 +122,73 @@ export class SqliteStore implements Store {
    * write lock, retries with backoff until lockWaitMs has passed, then answers unavailable. A busy
    * attempt did nothing (BEGIN IMMEDIATE takes the lock first), so retrying it is safe.
    */
-  private async attempt<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
+  private attempt<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
+    try {
+      return Promise.resolve(this.once(fn, changes));
+    } catch (err) {
+      return this.retryWhileBusy(err, fn, changes);
+    }
+  }
+
+  /**
+   * `fn` once. A write (with `changes`): the cache forgets what it touched in the same synchronous
+   * step as the commit, so no request can be answered from the cache in between; on failure too,
+   * to be safe.
+   */
+  private once<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): T {
+    if (!changes) return guard(fn);
+    let result: T | undefined;
+    try {
+      result = guard(fn);
+      return result;
+    } finally {
+      for (const c of changes(result)) applyChange(this.cache, c);
+    }
+  }
+
+  /** After a first try failed with `first`: attempt's retries, while the failure is the write lock. */
+  private async retryWhileBusy<T>(
+    first: unknown,
+    fn: () => T,
+    changes?: (result: T | undefined) => Change[],
+  ): Promise<T> {
     const deadline = Date.now() + this.lockWaitMs;
     let pause = 1;
+    let err = first;
     for (;;) {
+      const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
+      if (!busy || Date.now() >= deadline) throw err;
+      await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+      pause = Math.min(pause * 2, 25);
       try {
-        if (!changes) return guard(fn);
-        // A write: the cache forgets what it touched in the same synchronous step as the commit,
-        // so no request can be answered from the cache in between. On failure too, to be safe.
-        let result: T | undefined;
-        try {
-          result = guard(fn);
-          return result;
-        } finally {
-          for (const c of changes(result)) applyChange(this.cache, c);
-        }
-      } catch (err) {
-        const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
-        if (!busy || Date.now() >= deadline) throw err;
-        await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
-        pause = Math.min(pause * 2, 25);
+        return this.once(fn, changes);
+      } catch (e) {
+        err = e;
       }
     }
   }
 
   /**
    * A write: attempt(fn, changes), answered once what it committed is on disk. Every method that
-   * writes goes through here, the group commit of consumptions (flushUsage) included.
+   * writes goes through here, the group commit of consumptions (flushUsage) included. Durability is
+   * asked for in the same synchronous step as the commit, so a commit held for the fdatasync under
+   * way (WalSync.beforeNext) joins the next one, whatever else waits for it.
    */
-  private async write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
-    if (this.walSync?.failure) throw this.walSync.failure;
-    const result = await this.attempt(fn, changes);
-    await this.walSync?.durable();
-    return result;
+  private write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
+    if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
+    let result: T;
+    try {
+      result = this.once(fn, changes);
+    } catch (err) {
+      return this.retryWhileBusy(err, fn, changes).then((r) => this.whenDurable(r));
+    }
+    return this.whenDurable(result);
+  }
+
+  /** `result`, once everything committed so far is on disk. */
+  private whenDurable<T>(result: T): Promise<T> {
+    const durable = this.walSync?.durable();
+    return durable ? durable.then(() => result) : Promise.resolve(result);
   }
 
   /** A write of several statements: write(fn, changes) with fn in one IMMEDIATE transaction. */
@@ -662,6 +696,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** flushUsage, as a callback made once (no closure per batch). */
   private readonly flushHeldUsage = () => void this.flushUsage();
 
   private async flushUsage(): Promise<void> {
@@ -754,8 +789,8 @@ export class SqliteStore implements Store {
     if (incs.length === 0) return true;
     const params: unknown[] = [c.accountId, c.now];
     for (const inc of incs) params.push(c.now + inc.lengthSeconds, inc.amount);
-    for (const inc of incs) params.push(inc.limit);
-    for (const inc of incs) params.push(inc.limit);
+    // Each limit twice: for the insert's condition, then for the update's.
+    for (let twice = 0; twice < 2; twice++) for (const inc of incs) params.push(inc.limit);
     const key = slotsKey(incs);
     let upsert = this.windowsUpserts.get(key);
     if (!upsert) {
@@ -890,10 +925,13 @@ function inKeyOrder(windows: WindowState[]): WindowState[] {
   return windows;
 }
 
-/** A fair_use row's windows (migration 003), each three columns, in the windows' key order. */
-const WINDOW_COLUMNS = UNITS.flatMap((unit) => UNIT_WINDOWS[unit].map((window) => ({ unit, window })))
-  .sort((a, b) => (a.unit !== b.unit ? (a.unit < b.unit ? -1 : 1) : a.window < b.window ? -1 : 1))
-  .map((w) => ({ ...w, column: `${w.unit}_${w.window}` }));
+/** The columns' name of a window in a fair_use row (migration 003): `<unit>_<window>`, then `_start`, `_end`, `_used`. */
+const columnOf = (w: { unit: string; window: string }) => `${w.unit}_${w.window}`;
+
+/** A fair_use row's windows, each three columns, in the windows' key order (that of one category's slots). */
+const WINDOW_COLUMNS = WINDOW_SLOTS.filter((s) => s.category === WINDOW_SLOTS[0]!.category)
+  .sort(byWindowKey)
+  .map((w) => ({ unit: w.unit, window: w.window, column: columnOf(w) }));
 
 const WINDOWS_SELECT = `SELECT category, ${WINDOW_COLUMNS.map(({ column: w }) => `${w}_start, ${w}_end, ${w}_used`).join(', ')}
   FROM fair_use WHERE account_id = ?`;
@@ -920,7 +958,7 @@ const windowFits = (w: string) =>
 function windowsUpsertSql(incs: UsageCommit['increments']): string {
   const category = incs[0]!.category;
   if (incs.some((i) => i.category !== category)) throw new Error('a consumption is of one category');
-  const ws = incs.map((i) => `${i.unit}_${i.window}`);
+  const ws = incs.map(columnOf);
   const n = ws.length;
   // VALUES' columns: 1 the account, 2 the time, 3 + 2k and 4 + 2k window k's end and amount,
   // 3 + 2n + k window k's limit.
@@ -935,7 +973,7 @@ function windowsUpsertSql(incs: UsageCommit['increments']): string {
 }
 
 /** The order windowsOf reads them in: by category (the row's key), then as in WINDOW_COLUMNS. */
-function byWindowKey(a: WindowState, b: WindowState): number {
+function byWindowKey(a: WindowSlot, b: WindowSlot): number {
   if (a.category !== b.category) return a.category < b.category ? -1 : 1;
   if (a.unit !== b.unit) return a.unit < b.unit ? -1 : 1;
   return a.window < b.window ? -1 : a.window > b.window ? 1 : 0;

@@ -46,11 +46,9 @@ export class WalSync {
 
   /**
    * Runs `commit` when the fdatasync under way completes, before its waiters are released and
-   * before the next one starts, so that what it commits is in the WAL before that next one. Its
-   * durable() may come a few microtasks later (the store's comes after its transaction's await):
-   * it then starts the next fdatasync itself, or, when other waiters already started one, waits for
-   * the one after, since a waiter is only released by an fdatasync that started after it asked.
-   * One at a time, only while busy.
+   * before the next one starts: what `commit` commits and asks durable() for in the same synchronous
+   * step (the store's writes do) joins that next fdatasync. A durable() asked later waits, as any
+   * does, for an fdatasync that starts after it. One at a time, only while busy.
    */
   beforeNext(commit: () => void): void {
     if (!this.running || this.atNext) throw new Error('beforeNext: only once, while an fdatasync runs');
