@@ -57,6 +57,17 @@ export function digestKey(secret: string | KeyObject, key: string): string {
 }
 
 /**
+ * What this process remembers of a key that authenticated: its digest, and what the caller last
+ * learnt about it (the store's answer, when the key's use was last noted). Kept per presented key,
+ * so a request with a known key costs one Map lookup, not one per thing to know.
+ */
+export interface RememberedKey<T> {
+  readonly digest: string;
+  /** The caller's own notes on this key; they mean only what the caller makes them mean. */
+  notes: T | undefined;
+}
+
+/**
  * The digests of presented keys under one secret, remembered for keys that authenticated: the
  * HMAC costs microseconds on every request, a Map lookup a few dozen nanoseconds. What is
  * remembered is only ever memory the serving process already handles (the key arrives in every
@@ -64,9 +75,9 @@ export function digestKey(secret: string | KeyObject, key: string): string {
  * authenticating is forgotten. Remembering a digest grants nothing: the store still decides, on
  * every request, whether the digest belongs to an active key.
  */
-export class KeyDigests {
+export class KeyDigests<T = unknown> {
   private readonly secret: KeyObject;
-  private readonly known = new Map<string, string>();
+  private readonly known = new Map<string, RememberedKey<T>>();
 
   constructor(
     secret: string,
@@ -75,28 +86,27 @@ export class KeyDigests {
     this.secret = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
-  /**
-   * The key the last `of` answered from memory: `remember` of that key right after (the next step
-   * of every request that authenticates) then costs no second lookup. Only ever a shortcut: at
-   * worst a key is not remembered, and its digest is computed again next time.
-   */
-  private lastFromMemory: string | undefined;
+  /** What is remembered of `key`, if it authenticated before. */
+  recall(key: string): RememberedKey<T> | undefined {
+    return this.known.get(key);
+  }
 
   /** digestKey(secret, key), from memory when the key authenticated before. */
   of(key: string): string {
-    const known = this.known.get(key);
-    this.lastFromMemory = known === undefined ? undefined : key;
-    return known ?? digestKey(this.secret, key);
+    return this.known.get(key)?.digest ?? digestKey(this.secret, key);
   }
 
-  remember(key: string, digest: string): void {
-    if (key === this.lastFromMemory || this.known.has(key)) return;
+  /** Remembers `key` and its digest (if it was not remembered yet); what is remembered of it. */
+  remember(key: string, digest: string): RememberedKey<T> {
+    const known = this.known.get(key);
+    if (known !== undefined) return known;
     if (this.known.size >= this.capacity) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(key, digest);
+    const remembered: RememberedKey<T> = { digest, notes: undefined };
+    this.known.set(key, remembered);
+    return remembered;
   }
 
   forget(key: string): void {
-    if (key === this.lastFromMemory) this.lastFromMemory = undefined;
     this.known.delete(key);
   }
 }

@@ -1,6 +1,5 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
-import type { KeyDigests } from '../domain/api-keys.js';
 import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
@@ -33,7 +32,7 @@ export class Services {
 
   constructor(
     readonly deps: ServiceDeps,
-    digests?: KeyDigests,
+    digests?: KeyService['digests'],
   ) {
     this.plans = new PlanService(deps);
     this.accounts = new AccountService(deps);

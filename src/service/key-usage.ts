@@ -17,8 +17,9 @@ export class KeyUsageRecorder {
     private readonly chunkSize = 200,
   ) {}
 
-  touch(keyId: string): void {
-    this.pending.set(keyId, nowSeconds(this.clock));
+  /** Notes a use of the key at `at` (now by default), to be written at the next flush. */
+  touch(keyId: string, at: number = nowSeconds(this.clock)): void {
+    this.pending.set(keyId, at);
   }
 
   start(): void {

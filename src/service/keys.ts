@@ -20,11 +20,20 @@ export interface AuthenticatedKey {
   accountId: string;
 }
 
+/** What KeyService notes of a key it remembers: the store's last answer for it, and when its use was noted. */
+interface KeyNotes {
+  /** The store's answer, given back to it as a hint (Store.cachedKey), and the same answered as a Result. */
+  found: AuthenticatedKey;
+  answer: Result<AuthenticatedKey>;
+  /** The second of the key's last use told to the usage recorder: told at most once a second. */
+  usedAt: number;
+}
+
 export class KeyService {
   constructor(
     private readonly deps: ServiceDeps,
     /** Shared by every Services.as(actor) copy, so what one learnt the others know. */
-    readonly digests = new KeyDigests(deps.keySecret),
+    readonly digests = new KeyDigests<KeyNotes>(deps.keySecret),
   ) {}
 
   async create(accountId: string, name?: unknown): Promise<Result<KeyRecord & { key: string }>> {
@@ -88,6 +97,13 @@ export class KeyService {
    * knows, or a refusal that needs no lookup); undefined when only authenticate can tell.
    */
   authenticateNow(presented: string | undefined): Result<AuthenticatedKey> | undefined {
+    // A key that authenticated before: one lookup for its digest and its notes, and the store's
+    // last answer given back to it, which it confirms without a lookup while its cache says the same.
+    const known = presented === undefined ? undefined : this.digests.recall(presented);
+    if (known?.notes !== undefined) {
+      const found = this.deps.store.cachedKey(known.digest, known.notes.found);
+      return found && this.noted(known.notes, found);
+    }
     const digest = this.digestOf(presented);
     if (typeof digest !== 'string') return digest;
     const found = this.deps.store.cachedKey(digest);
@@ -102,9 +118,26 @@ export class KeyService {
   }
 
   private accepted(key: string, digest: string, found: AuthenticatedKey): Result<AuthenticatedKey> {
-    this.digests.remember(key, digest);
-    this.deps.keyUsage?.touch(found.keyId);
-    return ok(found);
+    const known = this.digests.remember(key, digest);
+    known.notes ??= { found, answer: ok(found), usedAt: -1 };
+    return this.noted(known.notes, found);
+  }
+
+  /** The answer for a key that authenticated as `found`; its use noted, at most once a second. */
+  private noted(notes: KeyNotes, found: AuthenticatedKey): Result<AuthenticatedKey> {
+    if (notes.found !== found) {
+      notes.found = found;
+      notes.answer = ok(found);
+    }
+    const keyUsage = this.deps.keyUsage;
+    if (keyUsage !== undefined) {
+      const t = now(this.deps);
+      if (notes.usedAt !== t) {
+        notes.usedAt = t;
+        keyUsage.touch(found.keyId, t);
+      }
+    }
+    return notes.answer;
   }
 
   /** While a secret is rotated out: a key stored under an older secret authenticates, and moves to the current one. */

@@ -21,6 +21,23 @@ export interface KeyEntry {
   accountId: string;
 }
 
+/** A key as the cache holds it: stamped with the generation of the keys it was current in. */
+class CachedKey implements KeyEntry {
+  readonly #generation: number;
+
+  constructor(
+    readonly keyId: string,
+    readonly accountId: string,
+    generation: number,
+  ) {
+    this.#generation = generation;
+  }
+
+  currentIn(generation: number): boolean {
+    return this.#generation === generation;
+  }
+}
+
 export class ReadCache {
   private readonly keys = new Map<string, KeyEntry>();
   private readonly snapshots = new Map<string, AccountSnapshot>();
@@ -47,8 +64,15 @@ export class ReadCache {
     return this.on;
   }
 
-  key(digest: string): KeyEntry | undefined {
-    return this.on ? this.keys.get(digest) : undefined;
+  /**
+   * The key with this digest. `last`, an answer this cache gave before for the same digest, is
+   * answered again without a lookup while no invalidation of keys came since: what it says is
+   * still true, even if the entry was since let go to make room.
+   */
+  key(digest: string, last?: KeyEntry): KeyEntry | undefined {
+    if (!this.on) return undefined;
+    if (last instanceof CachedKey && last.currentIn(this.keysGeneration)) return last;
+    return this.keys.get(digest);
   }
 
   keyToken(): number {
@@ -58,7 +82,7 @@ export class ReadCache {
   putKey(digest: string, entry: KeyEntry, token: number): void {
     if (!this.on || token !== this.keysGeneration) return;
     if (this.keys.size >= this.maxKeys) this.keys.delete(this.keys.keys().next().value as string);
-    this.keys.set(digest, entry);
+    this.keys.set(digest, new CachedKey(entry.keyId, entry.accountId, token));
   }
 
   snapshot(accountId: string): AccountSnapshot | undefined {

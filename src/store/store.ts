@@ -146,8 +146,13 @@ export interface Store {
   /**
    * findActiveKey's answer when it is already in memory and may be trusted (the read cache, under
    * its rules); undefined when only findActiveKey can tell. Synchronous: the hot path's shortcut.
+   * `last`: this method's earlier answer for the same digest, confirmed without a lookup while the
+   * cache still holds it true.
    */
-  cachedKey(digest: string): { keyId: string; accountId: string } | undefined;
+  cachedKey(
+    digest: string,
+    last?: { keyId: string; accountId: string },
+  ): { keyId: string; accountId: string } | undefined;
 
   /** 'duplicate' when the account already has a user with this email. */
   addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;

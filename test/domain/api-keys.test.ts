@@ -104,6 +104,21 @@ describe('KeyDigests', () => {
   });
 });
 
+describe('KeyDigests notes', () => {
+  it('keeps one record per remembered key, with the notes its caller left, until forgotten', () => {
+    const digests = new KeyDigests<{ seen: number }>('secret-a');
+    expect(digests.recall('tg_a')).toBeUndefined();
+    const a = digests.remember('tg_a', 'remembered-a');
+    expect(a).toEqual({ digest: 'remembered-a', notes: undefined });
+    a.notes = { seen: 1 };
+    expect(digests.remember('tg_a', 'remembered-a')).toBe(a);
+    expect(digests.recall('tg_a')?.notes).toEqual({ seen: 1 });
+    digests.forget('tg_a');
+    expect(digests.recall('tg_a')).toBeUndefined();
+    expect(digests.remember('tg_a', 'remembered-a').notes).toBeUndefined();
+  });
+});
+
 describe('keyHint', () => {
   it('shows the prefix and the last 4 characters only', () => {
     expect(keyHint('tg_0aZ9bY8cX7w')).toBe('tg_…cX7w');

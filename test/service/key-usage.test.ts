@@ -49,6 +49,37 @@ describe('key last-use times', () => {
     }
   });
 
+  it('are noted at most once a second per key, every later second still written', async () => {
+    // The real recorder, counting what it is told.
+    class Counting extends KeyUsageRecorder {
+      told = 0;
+      override touch(keyId: string, at?: number): void {
+        this.told++;
+        super.touch(keyId, at);
+      }
+    }
+    const recorder = new Counting(h.store, h.clock);
+    const services = createServices({
+      store: h.store,
+      clock: h.clock,
+      keyPrefix: 'tg',
+      keySecret: KEY_SECRET,
+      keyUsage: recorder,
+    });
+    const { key, keyId } = await accountWithKey(services);
+    h.clock.advance(60);
+    await services.keys.authenticate(key);
+    for (let i = 0; i < 5; i++) expect(services.keys.authenticateNow(key)).toMatchObject({ ok: true });
+    expect(recorder.told).toBe(1);
+    await recorder.flush();
+    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+    h.clock.advance(61);
+    for (let i = 0; i < 5; i++) expect(services.keys.authenticateNow(key)).toMatchObject({ ok: true });
+    expect(recorder.told).toBe(2);
+    await recorder.flush();
+    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 121);
+  });
+
   it('are not noted for a refused key', async () => {
     const { recorder, services } = recording(h.store, h.clock);
     const { key, keyId } = await accountWithKey(services);

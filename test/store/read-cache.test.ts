@@ -9,6 +9,7 @@ import { incrementsFor } from '../../src/domain/fair-use.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { createServices } from '../../src/service/index.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { ReadCache } from '../../src/store/read-cache.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { accountWithKey, KEY_SECRET, scratchDir, T0 } from '../helpers.js';
@@ -244,6 +245,38 @@ function cacheSuite(
         await cleanup();
       }
     });
+
+    it('answers a key it confirmed from memory only until keys change, by this connection or another', async () => {
+      const { cleanup, sa, sb } = await setup();
+      try {
+        const here = await accountWithKey(sa);
+        const elsewhere = await accountWithKey(sa, { name: 'Globex' });
+        const keys = [here, elsewhere];
+        // Warm, then answered twice from memory: the second time from KeyService's notes, which
+        // hand the store its last answer to confirm.
+        for (const { key } of keys) {
+          await until(
+            () => sa.keys.authenticate(key),
+            () => sa.keys.authenticateNow(key) !== undefined,
+            3_000,
+          );
+          expect(sa.keys.authenticateNow(key)).toMatchObject({ ok: true });
+          expect(sa.keys.authenticateNow(key)).toMatchObject({ ok: true });
+        }
+        // Revoked through this connection: refused on the very next call, with no turn between.
+        await sa.keys.revoke(here.keyId);
+        expect(sa.keys.authenticateNow(here.key)).toBeUndefined();
+        expect((await sa.keys.authenticate(here.key)).ok).toBe(false);
+        // Revoked through another connection: refused once the change has had its moment to arrive.
+        await sb.keys.revoke(elsewhere.keyId);
+        await new Promise((resolve) => setImmediate(resolve));
+        await sleep(notifyMs);
+        expect(sa.keys.authenticateNow(elsewhere.key)).toBeUndefined();
+        expect((await sa.keys.authenticate(elsewhere.key)).ok).toBe(false);
+      } finally {
+        await cleanup();
+      }
+    });
   });
 }
 
@@ -320,4 +353,31 @@ describe.skipIf(!available)('PostgreSQL', () => {
     0,
     false,
   );
+});
+
+describe('ReadCache.key with its last answer', () => {
+  it('confirms its own last answer without a lookup until keys are invalidated or it is turned off', () => {
+    const cache = new ReadCache(1);
+    cache.putKey('digest-a', { keyId: 'key_a', accountId: 'acc_a' }, cache.keyToken());
+    const a = cache.key('digest-a')!;
+    expect(a).toMatchObject({ keyId: 'key_a', accountId: 'acc_a' });
+    // Let go to make room for another: still true, so still confirmed from the answer itself.
+    cache.putKey('digest-b', { keyId: 'key_b', accountId: 'acc_b' }, cache.keyToken());
+    expect(cache.key('digest-a')).toBeUndefined();
+    expect(cache.key('digest-a', a)).toBe(a);
+    // An object the cache did not give is no answer of its own: looked up instead.
+    expect(cache.key('digest-a', { keyId: 'key_a', accountId: 'acc_a' })).toBeUndefined();
+    const b = cache.key('digest-b')!;
+    cache.invalidateKeys();
+    expect(cache.key('digest-a', a)).toBeUndefined();
+    expect(cache.key('digest-b', b)).toBeUndefined();
+    cache.putKey('digest-b', { keyId: 'key_b', accountId: 'acc_b' }, cache.keyToken());
+    const again = cache.key('digest-b')!;
+    cache.invalidateAccount('acc_b');
+    expect(cache.key('digest-b', again)).toBe(again);
+    cache.setEnabled(false);
+    expect(cache.key('digest-b', again)).toBeUndefined();
+    cache.setEnabled(true);
+    expect(cache.key('digest-b', again)).toBeUndefined();
+  });
 });

@@ -18,7 +18,7 @@ import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/le
 import { type Category, type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { applyChange, type Change, ReadCache } from '../read-cache.js';
+import { applyChange, type Change, type KeyEntry, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -472,8 +472,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  cachedKey(digest: string): { keyId: string; accountId: string } | undefined {
-    return this.trustCache() ? this.cache.key(digest) : undefined;
+  cachedKey(digest: string, last?: KeyEntry): KeyEntry | undefined {
+    return this.trustCache() ? this.cache.key(digest, last) : undefined;
   }
 
   async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
