@@ -69,7 +69,7 @@ export interface RememberedKey<T> {
 
 /**
  * The digests of presented keys under one secret, remembered for keys that authenticated: the
- * HMAC costs microseconds on every request, a Map lookup a few dozen nanoseconds. What is
+ * HMAC costs microseconds on every request, a Map lookup a fraction of one. What is
  * remembered is only ever memory the serving process already handles (the key arrives in every
  * request); it is bounded (oldest forgotten first), never written anywhere, and a key that stops
  * authenticating is forgotten. Remembering a digest grants nothing: the store still decides, on
