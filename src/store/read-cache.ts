@@ -6,7 +6,7 @@
  * it happened while it was being read.
  */
 import type { WindowState } from '../domain/fair-use.js';
-import type { AccountSnapshot } from './store.js';
+import type { AccountSnapshot, KeyEntry } from './store.js';
 
 const STRIPES = 1024;
 
@@ -14,11 +14,6 @@ function stripeOf(id: string): number {
   let h = 0;
   for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
   return h & (STRIPES - 1);
-}
-
-export interface KeyEntry {
-  keyId: string;
-  accountId: string;
 }
 
 /** A key as the cache holds it: stamped with the generation of the keys it was current in. */

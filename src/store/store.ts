@@ -25,6 +25,12 @@ export interface AccountSnapshot {
   windows: WindowState[];
 }
 
+/** An active key, as found by its digest: which key, and whose. */
+export interface KeyEntry {
+  keyId: string;
+  accountId: string;
+}
+
 export interface AccountPatch {
   name?: string;
   planId?: string;
@@ -142,17 +148,14 @@ export interface Store {
   /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
   rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;
   /** The key with this digest, if it exists and is not revoked. */
-  findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined>;
+  findActiveKey(digest: string): Promise<KeyEntry | undefined>;
   /**
    * findActiveKey's answer when it is already in memory and may be trusted (the read cache, under
    * its rules); undefined when only findActiveKey can tell. Synchronous: the hot path's shortcut.
    * `last`: this method's earlier answer for the same digest, confirmed without a lookup while the
    * cache still holds it true.
    */
-  cachedKey(
-    digest: string,
-    last?: { keyId: string; accountId: string },
-  ): { keyId: string; accountId: string } | undefined;
+  cachedKey(digest: string, last?: KeyEntry): KeyEntry | undefined;
 
   /** 'duplicate' when the account already has a user with this email. */
   addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;

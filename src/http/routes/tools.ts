@@ -16,7 +16,7 @@ import { RawJson, type Tool } from '../tools/tool.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    auth: { keyId: string; accountId: string } | null;
+    auth: AuthenticatedKey | null;
   }
 }
 

@@ -13,7 +13,7 @@ import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/le
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { applyChange, type Change, type KeyEntry, ReadCache } from '../read-cache.js';
+import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -36,6 +36,7 @@ import {
   type AccountSnapshot,
   type AuditQuery,
   chargeEntry,
+  type KeyEntry,
   type LedgerAppend,
   type LedgerOutcome,
   type Page,
@@ -419,7 +420,7 @@ export class PostgresStore implements Store {
     return this.cacheUsable() ? this.cache.key(digest, last) : undefined;
   }
 
-  async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
+  async findActiveKey(digest: string): Promise<KeyEntry | undefined> {
     const usable = this.cacheUsable();
     const cached = usable ? this.cache.key(digest) : undefined;
     if (cached) return cached;

@@ -18,7 +18,7 @@ import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/le
 import { type Category, type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { applyChange, type Change, type KeyEntry, ReadCache } from '../read-cache.js';
+import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -40,6 +40,7 @@ import {
   type AccountSnapshot,
   type AuditQuery,
   chargeEntry,
+  type KeyEntry,
   type LedgerAppend,
   type LedgerOutcome,
   type Page,
@@ -476,7 +477,7 @@ export class SqliteStore implements Store {
     return this.trustCache() ? this.cache.key(digest, last) : undefined;
   }
 
-  async findActiveKey(digest: string): Promise<{ keyId: string; accountId: string } | undefined> {
+  async findActiveKey(digest: string): Promise<KeyEntry | undefined> {
     return this.attempt(() => {
       this.syncWithOtherProcesses();
       const cached = this.cache.key(digest);
