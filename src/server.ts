@@ -13,7 +13,7 @@ import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
-import { openStore } from './store/open.js';
+import { openCachedStore } from './store/open.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -26,13 +26,16 @@ export interface Running {
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
-  const store = await openStore(config.database, { warn: (message, fields) => logger.warn(fields, message) });
+  const { store, reads } = await openCachedStore(config.database, {
+    warn: (message, fields) => logger.warn(fields, message),
+  });
   const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const keyUsage = new KeyUsageRecorder(store, systemClock);
   keyUsage.start();
   const services = createServices({
     store,
+    reads,
     clock: systemClock,
     keyPrefix: config.keyPrefix,
     keySecret: keySecret!,

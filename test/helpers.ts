@@ -10,6 +10,7 @@ import { buildApp } from '../src/http/app.js';
 import type { Tool } from '../src/http/tools/tool.js';
 import { createLogger } from '../src/logger.js';
 import { createServices, type Services } from '../src/service/index.js';
+import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 /** 2026-04-15T13:55:29Z */
@@ -39,6 +40,8 @@ export interface Harness {
   dir: string;
   dbPath: string;
   store: SqliteStore;
+  /** The read cache in front of the store, as a server has it. */
+  reads: CachedReads;
   clock: FixedClock;
   services: Services;
   close(): Promise<void>;
@@ -50,16 +53,28 @@ export async function scratchServices(
 ): Promise<Harness> {
   const { dir, cleanup } = scratchDir();
   const dbPath = join(dir, 'toolgate.db');
-  const store = new SqliteStore(
-    opts.lockWaitMs === undefined ? { path: dbPath } : { path: dbPath, lockWaitMs: opts.lockWaitMs },
+  const { store, reads } = withReadCache(
+    (observer) =>
+      new SqliteStore(
+        opts.lockWaitMs === undefined
+          ? { path: dbPath, observer }
+          : { path: dbPath, observer, lockWaitMs: opts.lockWaitMs },
+      ),
   );
   const clock = new FixedClock(T0);
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
-  const services = createServices({ store, clock, keyPrefix: opts.keyPrefix ?? 'tg', keySecret: KEY_SECRET });
+  const services = createServices({
+    store,
+    reads,
+    clock,
+    keyPrefix: opts.keyPrefix ?? 'tg',
+    keySecret: KEY_SECRET,
+  });
   return {
     dir,
     dbPath,
     store,
+    reads,
     clock,
     services,
     async close() {

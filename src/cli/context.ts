@@ -24,7 +24,7 @@ async function open() {
 /** Runs `work` on the configured store, as it is (not migrated first). */
 export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
   const { config, openStore } = await open();
-  const store = await openStore(config.database, { cache: false });
+  const store = await openStore(config.database);
   try {
     return await work(store);
   } finally {
@@ -47,7 +47,7 @@ export function cliActor(): string {
 export async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
   const { config, resolveKeySecrets, openStore, createServices } = await open();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
-  const store = await openStore(config.database, { cache: false });
+  const store = await openStore(config.database);
   try {
     await store.migrate(DEFAULT_PLANS, nowSeconds(systemClock));
     return await work(

@@ -1,10 +1,13 @@
 /** @module What every use case is given: the store, the clock, the key settings, and who is acting. */
 import { type Clock, nowSeconds } from '../domain/clock.js';
+import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
 import type { KeyUsageRecorder } from './key-usage.js';
 
 export interface ServiceDeps {
   store: Store;
+  /** Where the hot path's reads go: the read cache in front of the store, or the store itself. */
+  reads: Reads;
   clock: Clock;
   /** `TOOLGATE_KEY_PREFIX`: the part before the underscore of every key. */
   keyPrefix: string;

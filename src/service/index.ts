@@ -52,19 +52,14 @@ export class Services {
   }
 
   /**
-   * The `get_account` answer, as JSON. It depends only on the snapshot and the current second,
-   * and the store hands out a new snapshot object after any change: so it is made at most once per
-   * snapshot per second, and then mostly from parts kept with the snapshot (only the metadata,
-   * whose resets follow the clock, is made again).
+   * The `get_account` answer, as JSON: at once when the snapshot is in memory. It depends only on
+   * the snapshot and the current second, and a change always gives a new snapshot object: so it is
+   * made at most once per snapshot per second, and then mostly from parts kept with the snapshot
+   * (only the metadata, whose resets follow the clock, is made again).
    */
-  async accountViewJson(accountId: string): Promise<string | undefined> {
-    const snapshot = await this.deps.store.getSnapshot(accountId);
-    return snapshot && this.render(snapshot);
-  }
-
-  /** accountViewJson's answer at once when the store's read cache holds the snapshot; undefined otherwise. */
-  accountViewJsonNow(accountId: string): string | undefined {
-    const snapshot = this.deps.store.cachedSnapshot(accountId);
+  accountViewJson(accountId: string): string | undefined | Promise<string | undefined> {
+    const snapshot = this.deps.reads.getSnapshot(accountId);
+    if (snapshot instanceof Promise) return snapshot.then((s) => s && this.render(s));
     return snapshot && this.render(snapshot);
   }
 
@@ -80,6 +75,9 @@ export class Services {
   }
 }
 
-export function createServices(deps: ServiceDeps): Services {
-  return new Services(deps);
+/** `reads` defaults to the store itself: no read cache (one-shot commands, tests not about it). */
+export function createServices(
+  deps: Omit<ServiceDeps, 'reads'> & Partial<Pick<ServiceDeps, 'reads'>>,
+): Services {
+  return new Services({ ...deps, reads: deps.reads ?? deps.store });
 }

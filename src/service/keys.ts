@@ -20,9 +20,9 @@ export interface AuthenticatedKey {
   accountId: string;
 }
 
-/** What KeyService notes of a key it remembers: the store's last answer for it, and when its use was noted. */
+/** What KeyService notes of a key it remembers: its last answer, and when its use was noted. */
 interface KeyNotes {
-  /** The store's answer, given back to it as a hint (Store.cachedKey), and the same answered as a Result. */
+  /** The key found for it last, and the same answered as a Result (made again only when another is found). */
   found: AuthenticatedKey;
   answer: Result<AuthenticatedKey>;
   /** The second of the key's last use told to the usage recorder: told at most once a second. */
@@ -76,38 +76,39 @@ export class KeyService {
   }
 
   /**
-   * The account a presented key belongs to. Malformed, unknown and revoked keys get the same
-   * answer, so a caller learns nothing about which it was.
+   * The account a presented key belongs to: at once when memory suffices (a key the read cache
+   * knows, or a refusal that needs no lookup), else a promise. Malformed, unknown and revoked keys
+   * get the same answer, so a caller learns nothing about which it was.
    */
-  async authenticate(presented: string | undefined): Promise<Result<AuthenticatedKey>> {
-    const digest = this.digestOf(presented);
+  authenticate(presented: string | undefined): Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>> {
+    // A key that authenticated before: its digest from memory, without the HMAC.
+    const known = presented === undefined ? undefined : this.digests.recall(presented);
+    const digest = known !== undefined ? known.digest : this.digestOf(presented);
     if (typeof digest !== 'string') return digest;
     const key = presented as string;
-    const found =
-      (await this.deps.store.findActiveKey(digest)) ?? (await this.underPreviousSecret(key, digest));
-    if (!found) {
-      this.digests.forget(key);
-      return fail('invalid_api_key');
-    }
-    return this.accepted(key, digest, found);
+    const found = this.deps.reads.findActiveKey(digest);
+    if (found instanceof Promise) return found.then((f) => this.answer(key, digest, f));
+    if (found !== undefined && known?.notes !== undefined) return this.noted(known.notes, found);
+    return this.answer(key, digest, found);
   }
 
-  /**
-   * authenticate's answer at once, when memory suffices (a well-formed key the store's read cache
-   * knows, or a refusal that needs no lookup); undefined when only authenticate can tell.
-   */
-  authenticateNow(presented: string | undefined): Result<AuthenticatedKey> | undefined {
-    // A key that authenticated before: one lookup for its digest and its notes, and the store's
-    // last answer given back to it, which it confirms without a lookup while its cache says the same.
-    const known = presented === undefined ? undefined : this.digests.recall(presented);
-    if (known?.notes !== undefined) {
-      const found = this.deps.store.cachedKey(known.digest, known.notes.found);
-      return found && this.noted(known.notes, found);
+  private answer(
+    key: string,
+    digest: string,
+    found: AuthenticatedKey | undefined,
+  ): Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>> {
+    if (found !== undefined) return this.accepted(key, digest, found);
+    if (this.deps.previousKeySecrets?.length) {
+      return this.underPreviousSecret(key, digest).then((f) =>
+        f === undefined ? this.refused(key) : this.accepted(key, digest, f),
+      );
     }
-    const digest = this.digestOf(presented);
-    if (typeof digest !== 'string') return digest;
-    const found = this.deps.store.cachedKey(digest);
-    return found && this.accepted(presented as string, digest, found);
+    return this.refused(key);
+  }
+
+  private refused(key: string): Result<never> {
+    this.digests.forget(key);
+    return fail('invalid_api_key');
   }
 
   /** The digest to look up, or why there is nothing to look up. */
@@ -123,7 +124,7 @@ export class KeyService {
     return this.noted(known.notes, found);
   }
 
-  /** The answer for a key that authenticated as `found`; its use noted, at most once a second. */
+  /** The answer for a key that authenticated as `found` (the same object while the cache holds it); its use noted, at most once a second. */
   private noted(notes: KeyNotes, found: AuthenticatedKey): Result<AuthenticatedKey> {
     if (notes.found !== found) {
       notes.found = found;
@@ -144,7 +145,7 @@ export class KeyService {
   private async underPreviousSecret(presented: string, currentDigest: string) {
     for (const secret of this.deps.previousKeySecrets ?? []) {
       const oldDigest = digestKey(secret, presented);
-      const found = await this.deps.store.findActiveKey(oldDigest);
+      const found = await this.deps.reads.findActiveKey(oldDigest);
       if (found) {
         await this.deps.store.rehashApiKey(found.keyId, oldDigest, currentDigest);
         return found;

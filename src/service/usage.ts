@@ -71,9 +71,9 @@ export class UsageService {
       snapshot
         ? this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true)
         : Promise.resolve(fail('not_found', `No account "${accountId}".`));
-    // An account the store has cached is metered without waiting for a read.
-    const cached = this.deps.store.cachedSnapshot(accountId);
-    return cached ? meterOn(cached) : this.deps.store.getSnapshot(accountId).then(meterOn);
+    // An account in memory is metered without waiting for a read.
+    const snapshot = this.deps.reads.getSnapshot(accountId);
+    return snapshot instanceof Promise ? snapshot.then(meterOn) : meterOn(snapshot);
   }
 
   private recordFor(

@@ -1,18 +1,24 @@
 /** @module Opens the store the configuration names (each driver is loaded only when it is used). */
 import type { DatabaseConfig } from '../config.js';
-import type { PostgresOptions } from './postgres/driver.js';
-import type { Store } from './store.js';
+import { CachedReads } from './cached-reads.js';
+import type { ChangeObserver } from './changes.js';
+import { ReadCache } from './read-cache.js';
+import type { Store, Warn } from './store.js';
 
-/**
- * What the process is, for the store: a server keeps a read cache and logs the store's warnings; a
- * one-shot command (the CLI) does without a cache. SQLite's cache needs neither (see its store).
- */
-export type OpenOptions = Pick<PostgresOptions, 'cache' | 'warn'>;
+export interface OpenOptions {
+  /** Told what every write changed (a server's read cache); none for a one-shot command (the CLI). */
+  observer?: ChangeObserver;
+  /** Where the store's warnings go. */
+  warn?: Warn;
+}
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
   if (database.kind === 'sqlite') {
     const { SqliteStore } = await import('./sqlite/sqlite-store.js');
-    return new SqliteStore({ path: database.path });
+    return new SqliteStore({
+      path: database.path,
+      ...(options.observer ? { observer: options.observer } : {}),
+    });
   }
   const { PostgresStore } = await import('./postgres/postgres-store.js');
   return new PostgresStore({
@@ -24,4 +30,14 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
     connectTimeoutMs: database.timeoutMs,
     ...options,
   });
+}
+
+/** A serving process's store: the read cache in front, kept true by its writes and every other process's. */
+export async function openCachedStore(
+  database: DatabaseConfig,
+  options: Omit<OpenOptions, 'observer'> = {},
+): Promise<{ store: Store; reads: CachedReads }> {
+  const cache = new ReadCache();
+  const store = await openStore(database, { ...options, observer: cache });
+  return { store, reads: new CachedReads(store, cache) };
 }

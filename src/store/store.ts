@@ -1,6 +1,8 @@
 /**
  * @module The Store contract: everything the domain needs from a database. One implementation per
- * backend (store/sqlite, store/postgres); one contract test suite runs against each.
+ * backend (store/sqlite, store/postgres); one contract test suite runs against each. A store remembers
+ * nothing of the database between calls: it reports what each write changed (changes.ts), and a
+ * cache in front of it (cached-reads.ts) answers from memory.
  *
  * Every method that changes something takes an optional audit entry last. It is written in the
  * same transaction as the change, and only if the change took effect: a refusal, an idempotent
@@ -83,12 +85,7 @@ export function chargeEntry(c: UsageCommit, charge: NonNullable<UsageCommit['cha
 }
 
 export type UsageOutcome =
-  | {
-      kind: 'committed';
-      response: unknown;
-      /** The account's windows after it, and its balance when it charged (for the store's own cache). */
-      after?: { windows: WindowState[]; tokenBalance: number | null };
-    }
+  | { kind: 'committed'; response: unknown }
   | { kind: 'replayed'; response: unknown }
   | { kind: 'exceeded'; exceeded: Exceeded }
   | { kind: 'insufficient'; balance: number }
@@ -111,6 +108,14 @@ export type Warn = (message: string, fields: Record<string, unknown>) => void;
 
 export interface Store {
   readonly backend: 'sqlite' | 'postgres';
+
+  /**
+   * Whether every change committed so far, by this process or any other, has been reported to the
+   * store's observer (changes.ts), so that what was remembered from those reports may be trusted
+   * now. While it is false, nothing remembered of the database may be; when it turns true again,
+   * the store reports `'all'` first. Synchronous and cheap: asked before every answer from memory.
+   */
+  inSync(): boolean;
 
   /** Applies the numbered migrations not yet applied; seeds `plans` into an empty catalogue. */
   migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }>;
@@ -142,20 +147,13 @@ export interface Store {
   revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined>;
   /**
    * Sets last_used_at of each key where it is unset or at least LAST_USED_RESOLUTION_SECONDS older
-   * (so never moving it back); one statement for the whole batch.
+   * (so never moving it back); the whole batch in one transaction.
    */
   touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
   /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
   rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;
   /** The key with this digest, if it exists and is not revoked. */
-  findActiveKey(digest: string): Promise<KeyEntry | undefined>;
-  /**
-   * findActiveKey's answer when it is already in memory and may be trusted (the read cache, under
-   * its rules); undefined when only findActiveKey can tell. Synchronous: the hot path's shortcut.
-   * `last`: this method's earlier answer for the same digest, confirmed without a lookup while the
-   * cache still holds it true.
-   */
-  cachedKey(digest: string, last?: KeyEntry): KeyEntry | undefined;
+  findActiveKey(digest: string): KeyEntry | undefined | Promise<KeyEntry | undefined>;
 
   /** 'duplicate' when the account already has a user with this email. */
   addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;
@@ -163,9 +161,7 @@ export interface Store {
   listUsers(accountId: string): Promise<User[]>;
   removeUser(id: string, audit?: AuditEntry): Promise<User | undefined>;
 
-  getSnapshot(accountId: string): Promise<AccountSnapshot | undefined>;
-  /** getSnapshot's answer when the read cache holds it and may be trusted; undefined otherwise. */
-  cachedSnapshot(accountId: string): AccountSnapshot | undefined;
+  getSnapshot(accountId: string): AccountSnapshot | undefined | Promise<AccountSnapshot | undefined>;
 
   /** Audited only when 'applied'. */
   appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome>;

@@ -8,8 +8,8 @@ import { FixedClock } from '../../src/domain/clock.js';
 import { incrementsFor } from '../../src/domain/fair-use.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { createServices } from '../../src/service/index.js';
+import { type CachedReads, withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { ReadCache } from '../../src/store/read-cache.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { accountWithKey, KEY_SECRET, scratchDir, T0 } from '../helpers.js';
@@ -17,8 +17,18 @@ import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What a read answered at once, from memory; undefined when it had to go to the database. */
+function peek<T>(answer: T | Promise<T>): T | undefined {
+  if (!(answer instanceof Promise)) return answer;
+  answer.catch(() => {});
+  return undefined;
+}
+
+/** A store with the read cache in front, as a server has it. */
+type Side = { store: Store; reads: CachedReads };
+
 /** Polls `read` until `ok`, for at most `ms` (0: exactly once). */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+async function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
   const end = Date.now() + ms;
   let v = await read();
   while (!ok(v) && Date.now() < end) {
@@ -30,18 +40,27 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: numbe
 
 function cacheSuite(
   name: string,
-  open: () => Promise<{ a: Store; b: Store; cleanup: () => Promise<void> }>,
+  open: () => Promise<{ a: Side; b: Side; cleanup: () => Promise<void> }>,
   notifyMs: number,
   updatesInPlace: boolean,
 ) {
   describe(`${name} read cache`, () => {
     const setup = async () => {
-      const { a, b, cleanup } = await open();
-      await a.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+      const opened = await open();
+      const a = opened.a.reads;
+      const b = opened.b.store;
+      await opened.a.store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
       const clock = new FixedClock(T0);
-      const services = (store: Store) =>
-        createServices({ store, clock, keyPrefix: 'tg', keySecret: KEY_SECRET });
-      return { a, b, cleanup, sa: services(a), sb: services(b) };
+      const services = ({ store, reads }: Side) =>
+        createServices({ store, reads, clock, keyPrefix: 'tg', keySecret: KEY_SECRET });
+      return {
+        a,
+        b,
+        storeA: opened.a.store,
+        cleanup: opened.cleanup,
+        sa: services(opened.a),
+        sb: services(opened.b),
+      };
     };
 
     it('answers a second read from memory', async () => {
@@ -105,10 +124,10 @@ function cacheSuite(
         const { accountId } = await accountWithKey(sa, { tokens: 100 });
         await until(
           () => a.getSnapshot(accountId),
-          () => a.cachedSnapshot(accountId) !== undefined,
+          () => peek(a.getSnapshot(accountId)) !== undefined,
           3_000,
         );
-        const before = a.cachedSnapshot(accountId)!;
+        const before = peek(a.getSnapshot(accountId))!;
         for (let i = 1; i <= 3; i++) {
           const snapshot = (await a.getSnapshot(accountId))!;
           const metered = await sa.usage.meter({
@@ -121,7 +140,7 @@ function cacheSuite(
           });
           expect(metered).toMatchObject({ ok: true });
           // SQLite brings the cached snapshot up to date in place; PostgreSQL drops it.
-          const cached = a.cachedSnapshot(accountId);
+          const cached = peek(a.getSnapshot(accountId));
           expect(cached !== undefined).toBe(updatesInPlace);
           // The other connection's view, once this change has reached it (PostgreSQL: by NOTIFY).
           const spent = (i * (i + 1)) / 2;
@@ -136,7 +155,7 @@ function cacheSuite(
         const after = await a.getSnapshot(accountId);
         expect(after?.account.tokenBalance).toBe(before.account.tokenBalance - 6);
         expect(after?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(6);
-        expect(JSON.parse(sa.accountViewJsonNow(accountId) ?? 'null')?.results?.token_balance).toBe(
+        expect(JSON.parse(peek(sa.accountViewJson(accountId)) ?? 'null')?.results?.token_balance).toBe(
           before.account.tokenBalance - 6,
         );
       } finally {
@@ -150,7 +169,7 @@ function cacheSuite(
         const { accountId } = await accountWithKey(sa);
         await until(
           () => a.getSnapshot(accountId),
-          () => a.cachedSnapshot(accountId) !== undefined,
+          () => peek(a.getSnapshot(accountId)) !== undefined,
           3_000,
         );
         for (const [category, records] of [
@@ -164,7 +183,7 @@ function cacheSuite(
             (t) => t?.windows.some((w) => w.category === category && w.used >= records) ?? false,
             notifyMs,
           );
-          const cached = a.cachedSnapshot(accountId);
+          const cached = peek(a.getSnapshot(accountId));
           expect(cached !== undefined).toBe(updatesInPlace);
           // The same windows, in the same order, as a read of the database gives.
           if (cached) expect(cached).toEqual(truth);
@@ -176,7 +195,7 @@ function cacheSuite(
     });
 
     it('decides a consumption on what another connection consumed, though the account is cached', async () => {
-      const { a, b, cleanup, sa } = await setup();
+      const { a, b, storeA, cleanup, sa } = await setup();
       try {
         // The free plan: enrich records 100 per 5 hours.
         const { accountId } = await accountWithKey(sa);
@@ -187,17 +206,17 @@ function cacheSuite(
             now: Math.floor(T0 / 1000),
             render: (windows) => windows,
           });
-        expect((await commit(a, 1)).kind).toBe('committed');
+        expect((await commit(storeA, 1)).kind).toBe('committed');
         await until(
           () => a.getSnapshot(accountId),
-          () => a.cachedSnapshot(accountId) !== undefined || !updatesInPlace,
+          () => peek(a.getSnapshot(accountId)) !== undefined || !updatesInPlace,
           3_000,
         );
         expect((await commit(b, 98)).kind).toBe('committed');
         // 1 + 98 + 2 would pass 100: refused, with the window as the other connection left it.
-        const over = await commit(a, 2);
+        const over = await commit(storeA, 2);
         expect(over).toMatchObject({ kind: 'exceeded', exceeded: { used: 99, limit: 100 } });
-        expect((await commit(a, 1)).kind).toBe('committed');
+        expect((await commit(storeA, 1)).kind).toBe('committed');
         const truth = await b.getSnapshot(accountId);
         expect(truth?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(100);
       } finally {
@@ -209,21 +228,21 @@ function cacheSuite(
       const { a, cleanup, sa, sb } = await setup();
       try {
         const { accountId, keyId, key } = await accountWithKey(sa);
-        expect(sa.keys.authenticateNow('tg_short')).toMatchObject({ ok: false });
-        expect(sa.keys.authenticateNow(undefined)).toMatchObject({ ok: false });
+        expect(peek(sa.keys.authenticate('tg_short'))).toMatchObject({ ok: false });
+        expect(peek(sa.keys.authenticate(undefined))).toMatchObject({ ok: false });
         // Cold: only the database can tell.
-        expect(sa.keys.authenticateNow(key)).toBeUndefined();
-        expect(a.cachedSnapshot(accountId)).toBeUndefined();
-        expect(sa.accountViewJsonNow(accountId)).toBeUndefined();
+        expect(peek(sa.keys.authenticate(key))).toBeUndefined();
+        expect(peek(a.getSnapshot(accountId))).toBeUndefined();
+        expect(peek(sa.accountViewJson(accountId))).toBeUndefined();
         // Warm (on PostgreSQL once the change feed listens): the same answers as the reads.
         await until(
           async () => [await sa.keys.authenticate(key), await a.getSnapshot(accountId)] as const,
-          () => sa.keys.authenticateNow(key) !== undefined && a.cachedSnapshot(accountId) !== undefined,
+          () => peek(sa.keys.authenticate(key)) !== undefined && peek(a.getSnapshot(accountId)) !== undefined,
           3_000,
         );
-        expect(sa.keys.authenticateNow(key)).toEqual({ ok: true, value: { keyId, accountId } });
-        expect(a.cachedSnapshot(accountId)).toBe(await a.getSnapshot(accountId));
-        expect(JSON.parse(sa.accountViewJsonNow(accountId) ?? 'null')).toEqual(
+        expect(peek(sa.keys.authenticate(key))).toEqual({ ok: true, value: { keyId, accountId } });
+        expect(peek(a.getSnapshot(accountId))).toBe(await a.getSnapshot(accountId));
+        expect(JSON.parse(peek(sa.accountViewJson(accountId)) ?? 'null')).toEqual(
           JSON.parse((await sa.accountViewJson(accountId)) ?? ''),
         );
         await sb.keys.revoke(keyId);
@@ -231,13 +250,13 @@ function cacheSuite(
         await new Promise((resolve) => setImmediate(resolve));
         // After the change has had its moment to arrive: never the old answer again.
         await sleep(notifyMs);
-        expect(sa.keys.authenticateNow(key)).toBeUndefined();
+        expect(peek(sa.keys.authenticate(key))).toBeUndefined();
         expect((await sa.keys.authenticate(key)).ok).toBe(false);
-        expect(sa.keys.authenticateNow(key)).toBeUndefined();
-        const snap = a.cachedSnapshot(accountId);
+        expect(peek(sa.keys.authenticate(key))).toBeUndefined();
+        const snap = peek(a.getSnapshot(accountId));
         expect(snap === undefined || snap.account.status === 'suspended').toBe(true);
         expect(
-          JSON.parse(sa.accountViewJsonNow(accountId) ?? '{"results":{"status":"suspended"}}'),
+          JSON.parse(peek(sa.accountViewJson(accountId)) ?? '{"results":{"status":"suspended"}}'),
         ).toMatchObject({
           results: { status: 'suspended' },
         });
@@ -257,21 +276,21 @@ function cacheSuite(
         for (const { key } of keys) {
           await until(
             () => sa.keys.authenticate(key),
-            () => sa.keys.authenticateNow(key) !== undefined,
+            () => peek(sa.keys.authenticate(key)) !== undefined,
             3_000,
           );
-          expect(sa.keys.authenticateNow(key)).toMatchObject({ ok: true });
-          expect(sa.keys.authenticateNow(key)).toMatchObject({ ok: true });
+          expect(peek(sa.keys.authenticate(key))).toMatchObject({ ok: true });
+          expect(peek(sa.keys.authenticate(key))).toMatchObject({ ok: true });
         }
         // Revoked through this connection: refused on the very next call, with no turn between.
         await sa.keys.revoke(here.keyId);
-        expect(sa.keys.authenticateNow(here.key)).toBeUndefined();
+        expect(peek(sa.keys.authenticate(here.key))).toBeUndefined();
         expect((await sa.keys.authenticate(here.key)).ok).toBe(false);
         // Revoked through another connection: refused once the change has had its moment to arrive.
         await sb.keys.revoke(elsewhere.keyId);
         await new Promise((resolve) => setImmediate(resolve));
         await sleep(notifyMs);
-        expect(sa.keys.authenticateNow(elsewhere.key)).toBeUndefined();
+        expect(peek(sa.keys.authenticate(elsewhere.key))).toBeUndefined();
         expect((await sa.keys.authenticate(elsewhere.key)).ok).toBe(false);
       } finally {
         await cleanup();
@@ -286,14 +305,14 @@ cacheSuite(
   async () => {
     const { dir, cleanup } = scratchDir();
     const path = join(dir, 'toolgate.db');
-    const a = new SqliteStore({ path });
-    const b = new SqliteStore({ path });
+    const a = withReadCache((observer) => new SqliteStore({ path, observer }));
+    const b = withReadCache((observer) => new SqliteStore({ path, observer }));
     return {
       a,
       b,
       async cleanup() {
-        await a.close();
-        await b.close();
+        await a.store.close();
+        await b.store.close();
         cleanup();
       },
     };
@@ -306,24 +325,30 @@ const available = await postgresAvailable();
 describe.skipIf(!available)('PostgreSQL', () => {
   it('turns the cache back on after a heartbeat came late (a stalled event loop)', async () => {
     const schema = scratchSchemaName();
-    const a = new PostgresStore({ url: POSTGRES_URL, schema });
+    const { store: a, reads } = withReadCache(
+      (observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }),
+    );
     try {
       await a.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
       const sa = createServices({
         store: a,
+        reads,
         clock: new FixedClock(T0),
         keyPrefix: 'tg',
         keySecret: KEY_SECRET,
       });
       const { accountId } = await accountWithKey(sa);
-      const cached = () => a.getSnapshot(accountId).then(() => a.cachedSnapshot(accountId) !== undefined);
+      const cached = async () => {
+        await reads.getSnapshot(accountId);
+        return peek(reads.getSnapshot(accountId)) !== undefined;
+      };
       expect(await until(cached, (c) => c, 3_000)).toBe(true);
       // The event loop stalls past the heartbeat's allowance: the cache may not be trusted...
       const end = Date.now() + 2_700;
       while (Date.now() < end) {
         // busy: nothing else runs
       }
-      expect(a.cachedSnapshot(accountId)).toBeUndefined();
+      expect(peek(reads.getSnapshot(accountId))).toBeUndefined();
       // ...until the next heartbeat answers, and then it serves again.
       expect(await until(cached, (c) => c, 3_000)).toBe(true);
     } finally {
@@ -338,46 +363,19 @@ describe.skipIf(!available)('PostgreSQL', () => {
     'PostgreSQL',
     async () => {
       const schema = scratchSchemaName();
-      const a = new PostgresStore({ url: POSTGRES_URL, schema });
-      const b = new PostgresStore({ url: POSTGRES_URL, schema });
+      const a = withReadCache((observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }));
+      const b = withReadCache((observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }));
       return {
         a,
         b,
         async cleanup() {
-          await a.dropSchema().catch(() => {});
-          await a.close();
-          await b.close();
+          await a.store.dropSchema().catch(() => {});
+          await a.store.close();
+          await b.store.close();
         },
       };
     },
     0,
     false,
   );
-});
-
-describe('ReadCache.key with its last answer', () => {
-  it('confirms its own last answer without a lookup until keys are invalidated or it is turned off', () => {
-    const cache = new ReadCache(1);
-    cache.putKey('digest-a', { keyId: 'key_a', accountId: 'acc_a' }, cache.keyToken());
-    const a = cache.key('digest-a')!;
-    expect(a).toMatchObject({ keyId: 'key_a', accountId: 'acc_a' });
-    // Let go to make room for another: still true, so still confirmed from the answer itself.
-    cache.putKey('digest-b', { keyId: 'key_b', accountId: 'acc_b' }, cache.keyToken());
-    expect(cache.key('digest-a')).toBeUndefined();
-    expect(cache.key('digest-a', a)).toBe(a);
-    // An object the cache did not give is no answer of its own: looked up instead.
-    expect(cache.key('digest-a', { keyId: 'key_a', accountId: 'acc_a' })).toBeUndefined();
-    const b = cache.key('digest-b')!;
-    cache.invalidateKeys();
-    expect(cache.key('digest-a', a)).toBeUndefined();
-    expect(cache.key('digest-b', b)).toBeUndefined();
-    cache.putKey('digest-b', { keyId: 'key_b', accountId: 'acc_b' }, cache.keyToken());
-    const again = cache.key('digest-b')!;
-    cache.invalidateAccount('acc_b');
-    expect(cache.key('digest-b', again)).toBe(again);
-    cache.setEnabled(false);
-    expect(cache.key('digest-b', again)).toBeUndefined();
-    cache.setEnabled(true);
-    expect(cache.key('digest-b', again)).toBeUndefined();
-  });
 });

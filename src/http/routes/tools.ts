@@ -37,7 +37,7 @@ export async function toolRoutes(
   app.decorateRequest('auth', null);
 
   // Authentication, then the rate limit, before the body is even read: a refused request costs little.
-  // Callback-style, and without a promise when memory suffices (a key the read cache knows).
+  // A callback hook, so that a key the read cache knows is settled without a promise.
   const settle = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -58,20 +58,16 @@ export async function toolRoutes(
     done();
   };
   const authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    let result: Result<AuthenticatedKey> | undefined;
+    let result: Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;
     try {
       limits?.beforeAuth(request);
-      const presented = bearer(request.headers.authorization);
-      result = services.keys.authenticateNow(presented);
-      if (result === undefined) {
-        services.keys.authenticate(presented).then((r) => settle(request, reply, r, done), done);
-        return;
-      }
+      result = services.keys.authenticate(bearer(request.headers.authorization));
     } catch (err) {
       done(err as Error);
       return;
     }
-    settle(request, reply, result, done);
+    if (result instanceof Promise) result.then((r) => settle(request, reply, r, done), done);
+    else settle(request, reply, result, done);
   };
 
   for (const tool of tools) {

@@ -18,12 +18,13 @@ export const getAccount: PlainTool = {
     metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
   }),
   run(ctx) {
-    const now = ctx.services.accountViewJsonNow(ctx.accountId);
-    if (now !== undefined) return new RawJson(now);
-    return ctx.services.accountViewJson(ctx.accountId).then((json) => {
-      // The key authenticated a moment ago; an account that is gone since is the same as a bad key.
-      if (json === undefined) throw new ApiError('invalid_api_key');
-      return new RawJson(json);
-    });
+    const json = ctx.services.accountViewJson(ctx.accountId);
+    return json instanceof Promise ? json.then(answer) : answer(json);
   },
 };
+
+function answer(json: string | undefined): RawJson {
+  // The key authenticated a moment ago; an account that is gone since is the same as a bad key.
+  if (json === undefined) throw new ApiError('invalid_api_key');
+  return new RawJson(json);
+}

@@ -26,7 +26,7 @@ export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
 
 async function runMetered(tool: MeteredTool, ctx: ToolContext, args: unknown): Promise<unknown> {
   const { usage, deps } = ctx.services;
-  const snapshot = await deps.store.getSnapshot(ctx.accountId);
+  const snapshot = await deps.reads.getSnapshot(ctx.accountId);
   if (!snapshot) throw new ApiError('invalid_api_key');
   const { category } = tool.metered;
   const expected = { records: tool.metered.expectedRecords?.(args) ?? 0, requests: 1 };

@@ -26,7 +26,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { applyChange, type Change, type ReadCache } from '../read-cache.js';
+import type { Change, ChangeObserver } from '../changes.js';
 import type { Warn } from '../store.js';
 
 const HEARTBEAT_MS = 1_000;
@@ -90,8 +90,8 @@ export interface ChangeFeedOptions {
   url: string;
   channel: string;
   connectTimeoutMs: number;
-  /** The cache this feed keeps true; without one, the process only writes (the CLI) and is not waited for. */
-  cache?: ReadCache;
+  /** Told every other process's changes; without one, the process only writes (the CLI) and is not waited for. */
+  observer?: ChangeObserver;
   /** Told when a write was answered without every server's acknowledgement. */
   warn?: Warn;
 }
@@ -100,7 +100,9 @@ export class ChangeFeed {
   /** This process on the channel. */
   readonly id = randomBytes(6).toString('hex');
   readonly channel: string;
-  private readonly cache: ReadCache | undefined;
+  private readonly observer: ChangeObserver | undefined;
+  /** Whether the observer's memory may be trusted: every notification up to now has reached it. */
+  private trusted = false;
   /** The listening connections of servers on this channel are named `toolgate-listen <tag> <id>`. */
   private readonly tag: string;
   private client: pg.Client | undefined;
@@ -127,23 +129,27 @@ export class ChangeFeed {
 
   constructor(private readonly options: ChangeFeedOptions) {
     this.channel = options.channel;
-    this.cache = options.cache;
-    this.cache?.setEnabled(false);
+    this.observer = options.observer;
     this.tag = createHash('sha256').update(options.channel).digest('hex').slice(0, 8);
   }
 
-  /** Whether the cache may be used now. */
+  /** Whether every change committed so far has been told to the observer. */
   healthy(): boolean {
-    const cache = this.cache;
-    if (!cache) return false;
+    if (!this.observer) return false;
     if (this.client && this.joined && Date.now() - this.lastAlive <= HEALTHY_MS) {
       // Back after a late heartbeat (a stalled event loop, a slow server): every notification sent
-      // before the last heartbeat's answer has arrived, so the cache starts again, empty.
-      if (!cache.enabled) cache.setEnabled(true);
+      // before the last heartbeat's answer has arrived, so the observer starts again from nothing.
+      if (!this.trusted) this.trust(true);
       return true;
     }
-    if (cache.enabled) cache.setEnabled(false);
+    if (this.trusted) this.trust(false);
     return false;
+  }
+
+  /** Either way, everything the observer remembers is forgotten ('all'). */
+  private trust(on: boolean): void {
+    this.observer?.changed('all');
+    this.trusted = on;
   }
 
   /** For a transaction that changes `changes`: its notification, and the wait for the others. */
@@ -175,7 +181,7 @@ export class ChangeFeed {
       connectionString: this.options.url,
       connectionTimeoutMillis: this.options.connectTimeoutMs,
       query_timeout: HEARTBEAT_MS,
-      application_name: this.cache ? `${LISTENER} ${this.tag} ${this.id}` : 'toolgate-write',
+      application_name: this.observer ? `${LISTENER} ${this.tag} ${this.id}` : 'toolgate-write',
     });
     client.on('notification', (msg) => {
       if (msg.channel === this.channel && this.client === client) this.receive(msg.payload ?? '');
@@ -201,13 +207,13 @@ export class ChangeFeed {
     this.beating = false;
     this.queue = Promise.resolve();
     this.lastAlive = Date.now();
-    // Everything cached before now is forgotten: changes made while nobody listened are unknown.
-    // The cache comes on when this server's first heartbeat is back: from then on, writers wait for it.
-    this.cache?.setEnabled(false);
+    // Everything remembered before now is forgotten: changes made while nobody listened are unknown.
+    // Memory is trusted again when this server's first heartbeat is back: from then on, writers wait for it.
+    this.trust(false);
     this.resync(client);
     // Acknowledgements the lost connection did not send: what they name was applied all the same.
     this.flushAcks();
-    if (this.cache) {
+    if (this.observer) {
       this.beat(client);
       this.heartbeat = setInterval(() => this.beat(client), HEARTBEAT_MS);
       this.heartbeat.unref();
@@ -226,7 +232,7 @@ export class ChangeFeed {
   }
 
   private beat(client: pg.Client): void {
-    // One heartbeat at a time: a late one keeps the cache off until it is answered.
+    // One heartbeat at a time: a late one keeps memory untrusted until it is answered.
     if (this.beating) return;
     this.beating = true;
     this.notify(client, `h ${this.id} ${++this.beats}`).then(
@@ -256,14 +262,15 @@ export class ChangeFeed {
   private receive(payload: string): void {
     const words = payload.split(' ');
     const [kind, from] = words;
+    const observer = this.observer;
     if (from === undefined) {
-      if (this.cache) applyChange(this.cache, 'all');
+      observer?.changed('all');
     } else if (kind === 'c' || kind === 's') {
       const seq = Number(words[2]);
-      // This process's own changes were applied to its cache as they committed.
+      // This process's own changes were reported as they committed.
       if (from === this.id) this.cameBack(seq);
-      else if (this.cache) {
-        if (kind === 'c') for (const word of words.slice(3)) applyChange(this.cache, decodeChange(word));
+      else if (observer) {
+        if (kind === 'c') for (const word of words.slice(3)) observer.changed(decodeChange(word));
         this.pendingAcks.set(from, seq);
         this.flushAcks();
       }
@@ -277,7 +284,7 @@ export class ChangeFeed {
       } else if (!this.joined) {
         this.joined = true;
         this.lastAlive = Date.now();
-        this.cache?.setEnabled(true);
+        this.trust(true);
       }
     } else if (kind === 'a') {
       if (from === this.id) return;
@@ -291,8 +298,8 @@ export class ChangeFeed {
     } else if (kind === 'b') {
       this.heard(from).left = true;
       this.checkAll();
-    } else if (this.cache) {
-      applyChange(this.cache, 'all');
+    } else {
+      observer?.changed('all');
     }
   }
 
@@ -419,7 +426,7 @@ export class ChangeFeed {
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
-    this.cache?.setEnabled(false);
+    this.trust(false);
     client.end().catch(() => {});
     if (!this.closed && !this.reconnect) {
       this.reconnect = setTimeout(() => {
@@ -434,13 +441,13 @@ export class ChangeFeed {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.reconnect) clearTimeout(this.reconnect);
-    this.cache?.setEnabled(false);
+    this.trust(false);
     const client = this.client;
     this.client = undefined;
     for (const w of this.waiters) if (w.timer) this.finish(w);
     if (client) {
       // The others stop waiting for this server at once.
-      if (this.cache) {
+      if (this.observer) {
         await this.notify(client, `b ${this.id}`).catch(() => {});
       }
       await client.end().catch(() => {});

@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import type { ChangeObserver } from '../changes.js';
 import type { Warn } from '../store.js';
 
 export interface PgQueryable {
@@ -40,10 +41,11 @@ export interface PostgresOptions {
   /** Longest a statement may run before it is cancelled and answered as unavailable. */
   statementTimeoutMs?: number;
   /**
-   * Keep key lookups and snapshots in memory, invalidated through LISTEN/NOTIFY (default true).
-   * Without, the process still notifies its writes, and the others do not wait for it (the CLI).
+   * Told what every write changed, this process's and the others' (through LISTEN/NOTIFY): a server
+   * with a read cache. Without one the process still notifies its writes, and the others do not
+   * wait for it (the CLI).
    */
-  cache?: boolean;
+  observer?: ChangeObserver;
   /** Told when a write was answered without every server's acknowledgement (see ChangeFeed). */
   warn?: Warn;
 }

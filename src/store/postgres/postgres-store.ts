@@ -12,8 +12,8 @@ import { exceededBy, sameSlot, type WindowState } from '../../domain/fair-use.js
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
+import { type Change, report } from '../changes.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -66,28 +66,27 @@ export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   private readonly pool: PgPool;
   private readonly schema: string;
-  private readonly cache = new ReadCache();
   private readonly feed: ChangeFeed;
+  private readonly observer: PostgresOptions['observer'];
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
     quoteIdent(this.schema);
     this.pool = createPool(options);
-    // Every process on the database notifies its writes; one without a cache is not waited for.
-    const cached = options.cache ?? true;
-    if (!cached) this.cache.setEnabled(false);
+    // Every process on the database notifies its writes; one without an observer is not waited for.
+    this.observer = options.observer;
     this.feed = new ChangeFeed({
       url: options.url,
       channel: `toolgate_${this.schema}`.slice(0, 63),
       connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-      cache: cached ? this.cache : undefined,
+      observer: options.observer,
       warn: options.warn,
     });
     void this.feed.start();
   }
 
-  /** The read cache may be used only while the change feed is proven alive. */
-  private cacheUsable(): boolean {
+  /** In sync only while the change feed is proven alive. */
+  inSync(): boolean {
     return this.feed.healthy();
   }
 
@@ -132,7 +131,7 @@ export class PostgresStore implements Store {
       ticket?.cancel();
       throw err;
     } finally {
-      for (const c of touched) applyChange(this.cache, c);
+      report(this.observer, touched);
     }
     await ticket?.settle();
     return result;
@@ -416,15 +415,7 @@ export class PostgresStore implements Store {
     );
   }
 
-  cachedKey(digest: string, last?: KeyEntry): KeyEntry | undefined {
-    return this.cacheUsable() ? this.cache.key(digest, last) : undefined;
-  }
-
   async findActiveKey(digest: string): Promise<KeyEntry | undefined> {
-    const usable = this.cacheUsable();
-    const cached = usable ? this.cache.key(digest) : undefined;
-    if (cached) return cached;
-    const token = this.cache.keyToken();
     const row = await guard(() =>
       this.one<{ id: string; account_id: string }>(
         {
@@ -434,10 +425,7 @@ export class PostgresStore implements Store {
         [digest],
       ),
     );
-    if (!row) return undefined;
-    const entry = { keyId: row.id, accountId: row.account_id };
-    if (usable) this.cache.putKey(digest, entry, token);
-    return entry;
+    return row && { keyId: row.id, accountId: row.account_id };
   }
 
   async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
@@ -481,21 +469,7 @@ export class PostgresStore implements Store {
     return row && toUser(row);
   }
 
-  cachedSnapshot(accountId: string): AccountSnapshot | undefined {
-    return this.cacheUsable() ? this.cache.snapshot(accountId) : undefined;
-  }
-
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
-    const usable = this.cacheUsable();
-    const cached = usable ? this.cache.snapshot(accountId) : undefined;
-    if (cached) return cached;
-    const token = this.cache.snapshotToken(accountId);
-    const snapshot = await this.readSnapshot(accountId);
-    if (snapshot && usable) this.cache.putSnapshot(accountId, snapshot, token);
-    return snapshot;
-  }
-
-  private async readSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
     // One round trip: the account, its plan, both counts and its windows.
     const row = await guard(() =>
       this.one<

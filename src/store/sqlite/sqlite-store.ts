@@ -17,8 +17,8 @@ import { applyConsumption, sameSlot, type WindowSlot, type WindowState } from '.
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { type Category, type Plan, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
+import { type AccountUsage, type Change, type ChangeObserver, report } from '../changes.js';
 import { MIGRATIONS, migrationLabel } from '../migrations/index.js';
-import { applyChange, type Change, ReadCache } from '../read-cache.js';
 import { Rollback } from '../rollback.js';
 import {
   type AccountRow,
@@ -60,8 +60,8 @@ export interface SqliteStoreOptions {
    * waiting write never stalls the other requests of the process.
    */
   lockWaitMs?: number;
-  /** Keep key lookups and account snapshots in memory (default true); changes invalidate them. */
-  cache?: boolean;
+  /** Told what each write changed, in the step of its commit, and every other process's commits as 'all'. */
+  observer?: ChangeObserver;
 }
 
 const SYNC_BUSY_MS = 5;
@@ -84,17 +84,17 @@ export class SqliteStore implements Store {
   private readonly windowsUpserts = new Map<number, SqliteStatement>();
   private readonly lockWaitMs: number;
   private readonly walSync: WalSync | undefined;
-  private readonly cache = new ReadCache();
+  private readonly observer: ChangeObserver | undefined;
   private pendingUsage: PendingUsage[] = [];
   private usageFlushScheduled = false;
   private dataVersion = -1;
   private readonly dataVersionStatement: SqliteStatement;
-  private readonly consumeBatchTx: { immediate(batch: PendingUsage[]): (UsageOutcome | Error)[] };
+  private readonly consumeBatchTx: { immediate(batch: PendingUsage[]): BatchResult };
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.lockWaitMs = options.lockWaitMs ?? 5000;
-    this.cache.setEnabled(options.cache ?? true);
+    this.observer = options.observer;
     this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
     const journal = this.db.pragma('journal_mode = WAL', { simple: true });
     if (journal === 'wal') {
@@ -110,11 +110,11 @@ export class SqliteStore implements Store {
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
     // The group commit's transaction: each consumption of the batch all-or-nothing by itself.
     this.consumeBatchTx = this.db.transaction((batch: PendingUsage[]) => {
-      // Under the write lock from here to COMMIT: once other processes' commits are accounted for,
-      // the cached windows and balances are the database's, and nothing else can change them.
+      // Under the write lock from here to COMMIT: once other processes' commits are reported, what
+      // the observer knows of windows and balances is the database's, and nothing else can change it.
       this.checkDataVersion();
       const decided = new Map<string, AccountUsage>();
-      return batch.map((item) => this.consumeInBatch(item.c, item.audit, decided));
+      return { outcomes: batch.map((item) => this.consumeInBatch(item.c, item.audit, decided)), decided };
     });
   }
 
@@ -143,7 +143,7 @@ export class SqliteStore implements Store {
       result = guard(fn);
       return result;
     } finally {
-      for (const c of changes(result)) applyChange(this.cache, c);
+      report(this.observer, changes(result));
     }
   }
 
@@ -211,17 +211,17 @@ export class SqliteStore implements Store {
     setImmediate(this.endTurn);
   }
 
-  /** Forgets everything cached if another process committed since the last check. */
+  /** Reports 'all' if another process committed since the last check. */
   private checkDataVersion(): void {
     const v = this.dataVersionStatement.get() as number;
     if (v !== this.dataVersion) {
       this.dataVersion = v;
-      this.cache.invalidateAll();
+      report(this.observer, ALL);
     }
   }
 
-  /** Whether the cache may answer now; false when even the version check failed (the async path will say why). */
-  private trustCache(): boolean {
+  /** False only when even the version check failed (the reads that follow will say why). */
+  inSync(): boolean {
     try {
       this.syncWithOtherProcesses();
       return true;
@@ -473,23 +473,12 @@ export class SqliteStore implements Store {
     });
   }
 
-  cachedKey(digest: string, last?: KeyEntry): KeyEntry | undefined {
-    return this.trustCache() ? this.cache.key(digest, last) : undefined;
-  }
-
-  async findActiveKey(digest: string): Promise<KeyEntry | undefined> {
+  findActiveKey(digest: string): Promise<KeyEntry | undefined> {
     return this.attempt(() => {
-      this.syncWithOtherProcesses();
-      const cached = this.cache.key(digest);
-      if (cached) return cached;
-      const token = this.cache.keyToken();
       const row = this.sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL').get(
         digest,
       ) as { id: string; account_id: string } | undefined;
-      if (!row) return undefined;
-      const entry = { keyId: row.id, accountId: row.account_id };
-      this.cache.putKey(digest, entry, token);
-      return entry;
+      return row && { keyId: row.id, accountId: row.account_id };
     });
   }
 
@@ -535,24 +524,8 @@ export class SqliteStore implements Store {
     return row && toUser(row);
   }
 
-  cachedSnapshot(accountId: string): AccountSnapshot | undefined {
-    return this.trustCache() ? this.cache.snapshot(accountId) : undefined;
-  }
-
-  async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
+  getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
     return this.attempt(() => {
-      this.syncWithOtherProcesses();
-      const cached = this.cache.snapshot(accountId);
-      if (cached) return cached;
-      const token = this.cache.snapshotToken(accountId);
-      const snapshot = this.readSnapshot(accountId);
-      if (snapshot) this.cache.putSnapshot(accountId, snapshot, token);
-      return snapshot;
-    });
-  }
-
-  private readSnapshot(accountId: string): AccountSnapshot | undefined {
-    {
       const row = this.sql(
         `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
@@ -574,7 +547,7 @@ export class SqliteStore implements Store {
         userCount: row.user_count,
         windows: this.windowsOf(accountId),
       };
-    }
+    });
   }
 
   /**
@@ -708,25 +681,18 @@ export class SqliteStore implements Store {
       setImmediate(this.flushHeldUsage);
     }
     try {
-      const outcomes = await this.write(
+      const { outcomes } = await this.write(
         () => this.consumeBatchTx.immediate(batch),
-        // Committed in this synchronous step, under the write lock: the cached snapshots are updated
-        // to what was committed. Refused ones changed nothing; a failed batch forgets them all.
-        (outcomes): Change[] => {
+        // Committed in this synchronous step, under the write lock: each account consumed is reported
+        // with the windows and balance it was left with. Refused ones changed nothing; a failed batch
+        // reports every account it held.
+        (result): Change[] => {
           const changes: Change[] = [];
-          if (!outcomes) {
+          if (!result) {
             for (const item of batch) changes.push({ account: item.c.accountId });
             return changes;
           }
-          for (let i = 0; i < outcomes.length; i++) {
-            const o = outcomes[i]!;
-            if (o instanceof Error || o.kind !== 'committed') continue;
-            changes.push(
-              o.after
-                ? { account: batch[i]!.c.accountId, after: o.after }
-                : { account: batch[i]!.c.accountId },
-            );
-          }
+          for (const [account, after] of result.decided) changes.push({ account, after });
           return changes;
         },
       );
@@ -768,8 +734,8 @@ export class SqliteStore implements Store {
   private usageOf(accountId: string, decided: Map<string, AccountUsage>): AccountUsage | undefined {
     const earlier = decided.get(accountId);
     if (earlier) return earlier;
-    const cached = this.cache.snapshot(accountId);
-    if (cached) return { windows: cached.windows, tokenBalance: cached.account.tokenBalance };
+    const known = this.observer?.usage(accountId);
+    if (known) return known;
     const account = this.sql('SELECT token_balance FROM accounts WHERE id = ?').get(accountId) as
       | { token_balance: number }
       | undefined;
@@ -863,7 +829,7 @@ export class SqliteStore implements Store {
       );
     }
     decided.set(c.accountId, { windows, tokenBalance: balanceAfter ?? before.tokenBalance });
-    return { kind: 'committed', response, after: { windows, tokenBalance: balanceAfter } };
+    return { kind: 'committed', response };
   }
 
   /** Inside the transaction of the action it describes. */
@@ -898,11 +864,13 @@ export class SqliteStore implements Store {
   }
 }
 
-/** A consumption's view of an account under the write lock: its windows and token balance. */
-interface AccountUsage {
-  windows: WindowState[];
-  tokenBalance: number;
+/** A group commit's outcomes, and the windows and balance it left each account it consumed from. */
+interface BatchResult {
+  outcomes: (UsageOutcome | Error)[];
+  decided: Map<string, AccountUsage>;
 }
+
+const ALL: readonly Change[] = ['all'];
 
 /**
  * A number for the list of slots of these windows, in order (their places in WINDOW_SLOTS): cheaper
