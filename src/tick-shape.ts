@@ -10,9 +10,9 @@
  * moment when no tick is queued frees them: the one `npm start`'s `--heap-growing-percent` brings
  * into start-up, or the idle-time ones of V8's memory reducer in any server that waits a few
  * seconds for traffic. From then on each nextTick (five or six per request, from Node's streams and
- * HTTP) makes two calls into V8's runtime; `perf` put them at 5.6% of a get_account server's CPU.
- * One entry kept alive keeps its hidden classes alive, and with them the feedback. See
- * docs/performance.md, "The nextTick entry kept alive".
+ * HTTP) makes two calls into V8's runtime, a visible share of a get_account server's CPU in a
+ * profile. One entry kept alive keeps its hidden classes alive, and with them the feedback (see
+ * docs/performance.md).
  *
  * The entry is captured with an async hook that is enabled for one `nextTick` and disabled at
  * once (no hook is left behind). Where async hooks are missing, nothing is kept and nothing fails.

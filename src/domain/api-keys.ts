@@ -25,7 +25,7 @@ export interface ApiKeyRecord {
  * A key's stored last use is rewritten only once it is this many seconds older than a new use:
  * a key in steady use costs one row write a minute, not one every flush. On a large SQLite
  * database each of those writes dirtied its own page, and the checkpoint that copied them back ran
- * on the event loop, with an fsync (see docs/performance.md, "Last use written once a minute").
+ * on the event loop, with an fsync (see docs/performance.md).
  */
 export const LAST_USED_RESOLUTION_SECONDS = 60;
 

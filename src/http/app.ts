@@ -56,8 +56,8 @@ export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 30_000
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...deps.timeouts };
   // Fastify given a logger times every response and listens for its end, for the `request
-  // completed` line, even when `info` is off: 4-12% of get_account's throughput (docs/performance.md,
-  // "What changed at fbd5203"). So it gets the logger only when it logs requests; otherwise each
+  // completed` line, even when `info` is off, a measurable share of get_account's throughput
+  // (docs/performance.md). So it gets the logger only when it logs requests; otherwise each
   // request's logger is attached by the first hook below (warnings and errors keep their
   // request_id), and Fastify's own is silent.
   const requestLogging = deps.logger?.isLevelEnabled('info') ?? false;

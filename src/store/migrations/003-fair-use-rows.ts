@@ -2,7 +2,7 @@
  * @module Migration 003, SQLite: an account's windows in a category as one row (`fair_use`), each
  * window three columns (`<unit>_<window>_start`, `_end`, `_used`; start and end NULL until the window
  * first starts), instead of a row per window. A consumption is then one conditional upsert of one
- * row, where it was three rows of one upsert: about 44% fewer instructions in the write
+ * row, where it was three rows of one upsert, and the write costs far fewer instructions
  * (docs/performance.md). The windows are the spec's (records 5h and 1w, requests 5h, in each
  * category), the same set the answers are shaped by.
  *
