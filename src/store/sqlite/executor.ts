@@ -1,0 +1,197 @@
+/**
+ * @module The SQLite statement executor: the better-sqlite3 connection and its pragmas, statements
+ * prepared once, the retry while another process holds the write lock, the wait for durability
+ * (wal-sync.ts), the data_version check that learns of other processes' commits, and the report of
+ * what each write changed (changes.ts), made in the same synchronous step as its commit.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import { type Change, type ChangeObserver, report } from '../changes.js';
+import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { WalSync } from './wal-sync.js';
+
+export interface ExecutorOptions {
+  /** File path, or `:memory:`. */
+  path: string;
+  /**
+   * How long a write waits for another process's lock before answering unavailable. The first
+   * few milliseconds are SQLite's own (blocking) wait; the rest are asynchronous retries, so one
+   * waiting write never stalls the other requests of the process.
+   */
+  lockWaitMs?: number;
+  /** Told what each write changed, in the step of its commit, and every other process's commits as 'all'. */
+  observer?: ChangeObserver;
+}
+
+const SYNC_BUSY_MS = 5;
+const ALL: readonly Change[] = ['all'];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class SqliteExecutor {
+  readonly db: SqliteDatabase;
+  /** The WAL's fdatasyncs; none in memory or without WAL, where the commit itself syncs. */
+  readonly walSync: WalSync | undefined;
+  readonly observer: ChangeObserver | undefined;
+  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly lockWaitMs: number;
+  private dataVersion = -1;
+  private readonly dataVersionStatement: SqliteStatement;
+
+  constructor(options: ExecutorOptions) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.lockWaitMs = options.lockWaitMs ?? 5000;
+    this.observer = options.observer;
+    this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
+    const journal = this.db.pragma('journal_mode = WAL', { simple: true });
+    if (journal === 'wal') {
+      // Commits do not wait for the disk; write() does, off the event loop, before it answers.
+      this.db.pragma('synchronous = NORMAL');
+      this.walSync = new WalSync(`${options.path}-wal`);
+    } else {
+      // In memory (or a file system without WAL support): the commit itself syncs.
+      this.db.pragma('synchronous = FULL');
+    }
+    this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
+    this.db.pragma('foreign_keys = ON');
+    this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
+  }
+
+  /**
+   * Runs `fn` (synchronous, one statement or one transaction). While another process holds the
+   * write lock, retries with backoff until lockWaitMs has passed, then answers unavailable. A busy
+   * attempt did nothing (BEGIN IMMEDIATE takes the lock first), so retrying it is safe.
+   */
+  attempt<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
+    try {
+      return Promise.resolve(this.once(fn, changes));
+    } catch (err) {
+      return this.retryWhileBusy(err, fn, changes);
+    }
+  }
+
+  /**
+   * `fn` once. A write (with `changes`): the cache forgets what it touched in the same synchronous
+   * step as the commit, so no request can be answered from the cache in between; on failure too,
+   * to be safe.
+   */
+  once<T>(fn: () => T, changes?: (result: T | undefined) => Change[]): T {
+    if (!changes) return guard(fn);
+    let result: T | undefined;
+    try {
+      result = guard(fn);
+      return result;
+    } finally {
+      report(this.observer, changes(result));
+    }
+  }
+
+  /** After a first try failed with `first`: attempt's retries, while the failure is the write lock. */
+  private async retryWhileBusy<T>(
+    first: unknown,
+    fn: () => T,
+    changes?: (result: T | undefined) => Change[],
+  ): Promise<T> {
+    const deadline = Date.now() + this.lockWaitMs;
+    let pause = 1;
+    let err = first;
+    for (;;) {
+      const busy = err instanceof StoreUnavailableError && /SQLITE_BUSY/.test(err.message);
+      if (!busy || Date.now() >= deadline) throw err;
+      await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+      pause = Math.min(pause * 2, 25);
+      try {
+        return this.once(fn, changes);
+      } catch (e) {
+        err = e;
+      }
+    }
+  }
+
+  /**
+   * A write: attempt(fn, changes), answered once what it committed is on disk. Every method that
+   * writes goes through here, the group commit of consumptions (flushUsage) included. Durability is
+   * asked for in the same synchronous step as the commit, so a commit held for the fdatasync under
+   * way (WalSync.beforeNext) joins the next one, whatever else waits for it.
+   */
+  write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
+    if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
+    let result: T;
+    try {
+      result = this.once(fn, changes);
+    } catch (err) {
+      return this.retryWhileBusy(err, fn, changes).then((r) => this.whenDurable(r));
+    }
+    return this.whenDurable(result);
+  }
+
+  /** `result`, once everything committed so far is on disk. */
+  private whenDurable<T>(result: T): Promise<T> {
+    const durable = this.walSync?.durable();
+    return durable ? durable.then(() => result) : Promise.resolve(result);
+  }
+
+  /** A write of several statements: write(fn, changes) with fn in one IMMEDIATE transaction. */
+  writeTx<T>(body: () => T, changes?: (result: T | undefined) => Change[]): Promise<T> {
+    return this.write(() => this.db.transaction(body).immediate(), changes);
+  }
+
+  /**
+   * Another process (a second server, the CLI) may have committed to the file: SQLite's
+   * data_version moves when it did, and then nothing cached can be trusted. Checked before cached
+   * reads, at most once per turn of the event loop: reads within one turn are concurrent requests,
+   * and a commit made elsewhere before a turn is seen by every read in it.
+   */
+  syncWithOtherProcesses(): void {
+    if (this.versionCheckedThisTurn) return;
+    // Read first: a check that failed must not count as done for the rest of the turn.
+    this.checkDataVersion();
+    this.versionCheckedThisTurn = true;
+    setImmediate(this.endTurn);
+  }
+
+  /** Reports 'all' if another process committed since the last check. */
+  checkDataVersion(): void {
+    const v = this.dataVersionStatement.get() as number;
+    if (v !== this.dataVersion) {
+      this.dataVersion = v;
+      report(this.observer, ALL);
+    }
+  }
+
+  /** False only when even the version check failed (the reads that follow will say why). */
+  inSync(): boolean {
+    try {
+      this.syncWithOtherProcesses();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private versionCheckedThisTurn = false;
+  private readonly endTurn = () => {
+    this.versionCheckedThisTurn = false;
+  };
+
+  /** Prepared once, reused: statements are the hot path. */
+  sql(text: string): SqliteStatement {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  async ping(): Promise<void> {
+    if (this.walSync?.failure) throw this.walSync.failure;
+    await this.attempt(() => this.sql('SELECT 1').get());
+  }
+
+  async close(): Promise<void> {
+    await this.walSync?.close();
+    if (this.db.open) this.db.close();
+  }
+}

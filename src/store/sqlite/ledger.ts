@@ -1,0 +1,91 @@
+/**
+ * @module SQLite's token ledger: append-only entries, the balance moved by one conditional
+ * statement in the same transaction (never below 0), idempotency keys replayed or refused.
+ */
+import type { AuditEntry } from '../../domain/audit.js';
+import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import { Rollback } from '../rollback.js';
+import { type LedgerRow, toLedger } from '../rows.js';
+import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
+import { writeAudit } from './audit.js';
+import type { SqliteExecutor } from './executor.js';
+
+export function appendLedger(
+  x: SqliteExecutor,
+  entry: LedgerAppend,
+  audit: AuditEntry | undefined,
+): Promise<LedgerOutcome> {
+  return x.write(
+    () => {
+      try {
+        return x.db
+          .transaction(() => {
+            const outcome = applyLedger(x, entry);
+            if (outcome.kind === 'applied') writeAudit(x, audit);
+            return outcome;
+          })
+          .immediate();
+      } catch (err) {
+        if (err instanceof Rollback) return err.outcome as LedgerOutcome;
+        throw err;
+      }
+    },
+    () => [{ account: entry.accountId }],
+  );
+}
+
+/** Inside a transaction: replay, refuse, or move the balance and append the entry. */
+export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutcome {
+  if (entry.idempotencyKey !== null) {
+    const prior = x
+      .sql('SELECT * FROM token_ledger WHERE account_id = ? AND idempotency_key = ?')
+      .get(entry.accountId, entry.idempotencyKey) as LedgerRow | undefined;
+    if (prior) {
+      return replayOrConflict(prior.request_hash, entry.requestHash, () => ({
+        kind: 'replayed' as const,
+        entry: toLedger(prior),
+      }));
+    }
+  }
+  const delta = ledgerDelta(entry.kind, entry.amount);
+  // One conditional statement: the balance moves only if it stays >= 0.
+  const moved = x
+    .sql(
+      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? >= 0 RETURNING token_balance',
+    )
+    .get(delta, entry.accountId, delta) as { token_balance: number } | undefined;
+  if (!moved) {
+    const acc = x.sql('SELECT token_balance FROM accounts WHERE id = ?').get(entry.accountId) as
+      | { token_balance: number }
+      | undefined;
+    throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+  }
+  const row = x
+    .sql(
+      `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    )
+    .get(
+      entry.id,
+      entry.accountId,
+      entry.kind,
+      entry.amount,
+      delta,
+      moved.token_balance,
+      entry.reason,
+      entry.idempotencyKey,
+      entry.requestHash,
+      entry.createdAt,
+    ) as LedgerRow;
+  return { kind: 'applied', entry: toLedger(row) };
+}
+
+export function listLedger(x: SqliteExecutor, accountId: string, page: Page): Promise<LedgerEntry[]> {
+  return x.attempt(() =>
+    (
+      x
+        .sql('SELECT * FROM token_ledger WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
+        .all(accountId, page.after ?? '', page.limit) as LedgerRow[]
+    ).map(toLedger),
+  );
+}
