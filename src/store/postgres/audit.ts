@@ -1,0 +1,40 @@
+/** @module PostgreSQL's audit trail: an entry written in the transaction of its action, and read a page at a time. */
+import type { AuditEntry } from '../../domain/audit.js';
+import { type AuditRow, toAudit } from '../rows.js';
+import type { AuditQuery } from '../store.js';
+import { guard, type PgQueryable } from './driver.js';
+import type { PgTransactions } from './transactions.js';
+
+/** Inside the transaction of the action it describes; nothing without an entry. */
+export async function writeAudit(audit: AuditEntry | undefined, db: PgQueryable): Promise<void> {
+  if (!audit) return;
+  await db.query(
+    `INSERT INTO audit_log (id, at, actor, action, account_id, target_id, details)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      audit.id,
+      audit.at,
+      audit.actor,
+      audit.action,
+      audit.accountId,
+      audit.targetId,
+      JSON.stringify(audit.details),
+    ],
+  );
+}
+
+export async function listAudit(t: PgTransactions, q: AuditQuery): Promise<AuditEntry[]> {
+  const rows = await guard(() =>
+    q.accountId === undefined
+      ? t.all<AuditRow>('SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2', [
+          q.after ?? '',
+          q.limit,
+        ])
+      : t.all<AuditRow>('SELECT * FROM audit_log WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+          q.accountId,
+          q.after ?? '',
+          q.limit,
+        ]),
+  );
+  return rows.map(toAudit);
+}

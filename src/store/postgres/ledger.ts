@@ -1,0 +1,97 @@
+/**
+ * @module PostgreSQL's token ledger: append-only entries, the balance moved by one conditional
+ * statement in the same transaction (never below 0), idempotency keys serialised by an advisory
+ * lock and replayed or refused.
+ */
+import type { AuditEntry } from '../../domain/audit.js';
+import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import type { Change } from '../changes.js';
+import { Rollback } from '../rollback.js';
+import { type LedgerRow, toLedger } from '../rows.js';
+import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
+import { writeAudit } from './audit.js';
+import { guard, type PgQueryable } from './driver.js';
+import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
+
+export async function appendLedger(
+  t: PgTransactions,
+  entry: LedgerAppend,
+  audit: AuditEntry | undefined,
+): Promise<LedgerOutcome> {
+  return t.answer(() =>
+    t.tx(
+      async (db) => {
+        const outcome = await applyLedger(t, entry, db);
+        if (outcome.kind === 'applied') await writeAudit(audit, db);
+        return outcome;
+      },
+      (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
+    ),
+  );
+}
+
+/** Inside a transaction: replay, refuse, or move the balance and append the entry. */
+export async function applyLedger(
+  t: PgTransactions,
+  entry: LedgerAppend,
+  db: PgQueryable,
+): Promise<LedgerOutcome> {
+  if (entry.idempotencyKey !== null) {
+    await lockIdempotencyKey(db, 'ledger', entry.accountId, entry.idempotencyKey);
+    const prior = await t.one<LedgerRow>(
+      'SELECT * FROM token_ledger WHERE account_id = $1 AND idempotency_key = $2',
+      [entry.accountId, entry.idempotencyKey],
+      db,
+    );
+    if (prior) {
+      return replayOrConflict(prior.request_hash, entry.requestHash, () => ({
+        kind: 'replayed' as const,
+        entry: toLedger(prior),
+      }));
+    }
+  }
+  const delta = ledgerDelta(entry.kind, entry.amount);
+  // One conditional statement, re-checked by PostgreSQL on the locked row: the balance stays >= 0.
+  const moved = await t.one<{ token_balance: number }>(
+    'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 >= 0 RETURNING token_balance',
+    [delta, entry.accountId],
+    db,
+  );
+  if (!moved) {
+    const acc = await t.one<{ token_balance: number }>(
+      'SELECT token_balance FROM accounts WHERE id = $1',
+      [entry.accountId],
+      db,
+    );
+    throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+  }
+  const row = (await t.one<LedgerRow>(
+    `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [
+      entry.id,
+      entry.accountId,
+      entry.kind,
+      entry.amount,
+      delta,
+      moved.token_balance,
+      entry.reason,
+      entry.idempotencyKey,
+      entry.requestHash,
+      entry.createdAt,
+    ],
+    db,
+  ))!;
+  return { kind: 'applied', entry: toLedger(row) };
+}
+
+export async function listLedger(t: PgTransactions, accountId: string, page: Page): Promise<LedgerEntry[]> {
+  return guard(async () =>
+    (
+      await t.all<LedgerRow>(
+        'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+        [accountId, page.after ?? '', page.limit],
+      )
+    ).map(toLedger),
+  );
+}

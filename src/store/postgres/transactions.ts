@@ -1,0 +1,130 @@
+/**
+ * @module PostgreSQL's transactions: BEGIN … COMMIT on a pooled connection, each write's changes
+ * reported to the observer right after its commit (changes.ts) and notified to the other servers
+ * with the COMMIT in one round trip, and the wait until every server with a cache has applied them
+ * (change-feed.ts).
+ */
+import type { Change, ChangeObserver } from '../changes.js';
+import { report } from '../changes.js';
+import { Rollback } from '../rollback.js';
+import type { LedgerOutcome, UsageOutcome } from '../store.js';
+import type { ChangeFeed, Ticket } from './change-feed.js';
+import {
+  guard,
+  isUnavailable,
+  type PgClient,
+  type PgPool,
+  type PgQueryable,
+  quoteLiteral,
+} from './driver.js';
+
+export class PgTransactions {
+  constructor(
+    readonly pool: PgPool,
+    private readonly feed: ChangeFeed,
+    private readonly observer: ChangeObserver | undefined,
+  ) {}
+
+  /** The first row of all(), or undefined. */
+  async one<R>(
+    text: string | { name: string; text: string },
+    values: unknown[] = [],
+    db: PgQueryable = this.pool,
+  ): Promise<R | undefined> {
+    return (await this.all<R>(text, values, db))[0];
+  }
+
+  /** `text` may be named, `{ name, text }`: prepared once per connection, for the hot statements. */
+  async all<R>(
+    text: string | { name: string; text: string },
+    values: unknown[] = [],
+    db: PgQueryable = this.pool,
+  ): Promise<R[]> {
+    return (
+      typeof text === 'string' ? await db.query<R>(text, values) : await db.query<R>({ ...text, values })
+    ).rows;
+  }
+
+  /**
+   * BEGIN … COMMIT on one pooled connection; ROLLBACK on any throw (a Rollback is an answer, not an
+   * error). `changes` names what the write touched: this server's cache forgets it right after the
+   * commit, and the others are notified in the same transaction; the write returns once every live
+   * server has applied it, so the next request anywhere sees it.
+   */
+  async tx<T>(fn: (db: PgClient) => Promise<T>, changes?: (result: T) => Change[]): Promise<T> {
+    let touched: Change[] = [];
+    let ticket: Ticket | undefined;
+    let result: T;
+    try {
+      result = await this.txRun(fn, (result) => {
+        touched = changes?.(result) ?? [];
+        if (touched.length === 0) return undefined;
+        ticket = this.feed.ticket(touched);
+        return `SELECT pg_notify(${quoteLiteral(this.feed.channel)}, ${quoteLiteral(ticket.payload)})`;
+      });
+    } catch (err) {
+      ticket?.cancel();
+      throw err;
+    } finally {
+      report(this.observer, touched);
+    }
+    await ticket?.settle();
+    return result;
+  }
+
+  /**
+   * `lastly`, if it gives a statement, is sent with the COMMIT in one round trip (the simple query
+   * protocol takes several statements, without parameters); should it fail, the COMMIT is not run
+   * and the transaction rolls back like on any other error.
+   */
+  private async txRun<T>(
+    fn: (db: PgClient) => Promise<T>,
+    lastly?: (result: T) => string | undefined,
+  ): Promise<T> {
+    return guard(async () => {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        const last = lastly?.(result);
+        await client.query(last === undefined ? 'COMMIT' : `${last}; COMMIT`);
+        return result;
+      } catch (err) {
+        if (isUnavailable(err)) {
+          // The connection is gone or stalled: the server rolls back when it drops; don't wait on it twice.
+          broken = err as Error;
+        } else {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackErr) {
+            broken = rollbackErr as Error;
+          }
+        }
+        throw err;
+      } finally {
+        // A connection that failed to roll back is not given to anyone else.
+        client.release(broken ?? false);
+      }
+    });
+  }
+
+  async answer<T extends UsageOutcome | LedgerOutcome>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof Rollback) return err.outcome as T;
+      throw err;
+    }
+  }
+}
+
+/** Serialises every transaction that uses the same (account, idempotency key). */
+export async function lockIdempotencyKey(
+  db: PgQueryable,
+  scope: string,
+  accountId: string,
+  key: string,
+): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${scope}:${accountId}:${key}`]);
+}
