@@ -3,6 +3,7 @@
  * constant time). It is not registered at all when no token is configured; API keys never open it.
  * Every handler acts as the token's name, so every change it makes is in the audit trail.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { AdminToken } from '../../config.js';
@@ -23,11 +24,13 @@ const PageQuery = Type.Object(
 );
 const strict = { additionalProperties: false } as const;
 
-const doc = (summary: string, extra: Record<string, unknown> = {}) => ({
+/** A route's schema: its own parts (typed: the handler's request is inferred from them) and the shared ones. */
+const doc = <S extends object>(summary: string, extra: S = {} as S) => ({
   tags: ['admin'],
   summary,
   security: [{ adminToken: [] }],
-  response: { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
+  // Successes as the use cases shape them (docs/api.md), serialised as JSON.stringify would.
+  response: { '2xx': Type.Unknown(), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
   ...extra,
 });
 
@@ -46,9 +49,11 @@ declare module 'fastify' {
 }
 
 export async function adminRoutes(
-  app: FastifyInstance,
+  instance: FastifyInstance,
   opts: { services: Services; adminTokens: readonly AdminToken[] },
 ) {
+  // Typed by the schemas: each handler's body, params and query are what its schema validated.
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { services, adminTokens } = opts;
   app.decorateRequest('actor', null);
 
@@ -57,7 +62,7 @@ export async function adminRoutes(
   // One set of use cases per admin token, made once: the actors are known in advance.
   const actors = new Map(expected.map((e) => [e.actor, services.as(e.actor)]));
   /** The use cases acting as the caller. Every handler goes through this, so none can act unaudited. */
-  const s = (request: FastifyRequest) => {
+  const s = (request: Pick<FastifyRequest, 'actor'>) => {
     const acting = request.actor === null ? undefined : actors.get(request.actor);
     if (!acting) throw new Error('An admin request reached a handler without an actor.');
     return acting;
@@ -99,16 +104,16 @@ export async function adminRoutes(
         ),
       }),
     },
-    async (request, reply) => created(reply, unwrap(await s(request).accounts.create(request.body as never))),
+    async (request, reply) => created(reply, unwrap(await s(request).accounts.create(request.body))),
   );
 
   app.get('/accounts', { schema: doc('List accounts', { querystring: PageQuery }) }, async (request) => {
-    const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
+    const [limit, after] = pageOf(request.query);
     return { data: unwrap(await s(request).accounts.list(limit, after)) };
   });
 
   app.get('/accounts/:id', { schema: doc('Show an account', { params: Id }) }, async (request) =>
-    unwrap(await s(request).accounts.get((request.params as { id: string }).id)),
+    unwrap(await s(request).accounts.get(request.params.id)),
   );
 
   app.patch(
@@ -129,8 +134,7 @@ export async function adminRoutes(
         ),
       }),
     },
-    async (request) =>
-      unwrap(await s(request).accounts.update((request.params as { id: string }).id, request.body as never)),
+    async (request) => unwrap(await s(request).accounts.update(request.params.id, request.body)),
   );
 
   app.post(
@@ -142,11 +146,8 @@ export async function adminRoutes(
       }),
     },
     async (request, reply) => {
-      const body = (request.body ?? {}) as { name?: string };
-      return created(
-        reply,
-        unwrap(await s(request).keys.create((request.params as { id: string }).id, body.name)),
-      );
+      const body = request.body ?? {};
+      return created(reply, unwrap(await s(request).keys.create(request.params.id, body.name)));
     },
   );
 
@@ -154,12 +155,12 @@ export async function adminRoutes(
     '/accounts/:id/keys',
     { schema: doc("List an account's keys", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s(request).keys.list((request.params as { id: string }).id)),
+      data: unwrap(await s(request).keys.list(request.params.id)),
     }),
   );
 
   app.delete('/keys/:key_id', { schema: doc('Revoke a key', { params: KeyIdParam }) }, async (request) =>
-    unwrap(await s(request).keys.revoke((request.params as { key_id: string }).key_id)),
+    unwrap(await s(request).keys.revoke(request.params.key_id)),
   );
 
   app.post(
@@ -177,11 +178,8 @@ export async function adminRoutes(
       }),
     },
     async (request, reply) => {
-      const body = request.body as { email: string; role?: string };
-      return created(
-        reply,
-        unwrap(await s(request).users.add((request.params as { id: string }).id, body.email, body.role)),
-      );
+      const { body } = request;
+      return created(reply, unwrap(await s(request).users.add(request.params.id, body.email, body.role)));
     },
   );
 
@@ -189,12 +187,12 @@ export async function adminRoutes(
     '/accounts/:id/users',
     { schema: doc("List an account's users", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s(request).users.list((request.params as { id: string }).id)),
+      data: unwrap(await s(request).users.list(request.params.id)),
     }),
   );
 
   app.delete('/users/:user_id', { schema: doc('Remove a user', { params: UserIdParam }) }, async (request) =>
-    unwrap(await s(request).users.remove((request.params as { user_id: string }).user_id)),
+    unwrap(await s(request).users.remove(request.params.user_id)),
   );
 
   app.post(
@@ -214,9 +212,7 @@ export async function adminRoutes(
       }),
     },
     async (request, reply) => {
-      const answer = unwrap(
-        await s(request).tokens.apply((request.params as { id: string }).id, request.body as never),
-      );
+      const answer = unwrap(await s(request).tokens.apply(request.params.id, request.body));
       if (answer.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(answer.replayed || answer.entry === null ? 200 : 201).send(answer);
     },
@@ -226,9 +222,9 @@ export async function adminRoutes(
     '/accounts/:id/tokens',
     { schema: doc('The token ledger', { params: Id, querystring: PageQuery }) },
     async (request) => {
-      const [limit, after] = pageOf(request.query as { limit?: string; after?: string });
+      const [limit, after] = pageOf(request.query);
       return {
-        data: unwrap(await s(request).tokens.ledger((request.params as { id: string }).id, limit, after)),
+        data: unwrap(await s(request).tokens.ledger(request.params.id, limit, after)),
       };
     },
   );
@@ -253,7 +249,7 @@ export async function adminRoutes(
     },
     (request, reply) =>
       s(request)
-        .usage.record((request.params as { id: string }).id, request.body as never)
+        .usage.record(request.params.id, request.body)
         .then((result) => {
           const { response, replayed } = unwrap(result);
           if (replayed) reply.header('idempotent-replayed', 'true');
@@ -273,8 +269,7 @@ export async function adminRoutes(
         body: Type.Object({ unlimited: Type.Optional(Type.Boolean()), limits: Type.Object({}) }, strict),
       }),
     },
-    async (request) =>
-      unwrap(await s(request).plans.put((request.params as { id: string }).id, request.body as never)),
+    async (request) => unwrap(await s(request).plans.put(request.params.id, request.body)),
   );
 
   app.get(
@@ -288,7 +283,7 @@ export async function adminRoutes(
       }),
     },
     async (request) => {
-      const q = request.query as { limit?: string; after?: string; account_id?: string };
+      const q = request.query;
       const [limit, after] = pageOf(q);
       return {
         data: unwrap(

@@ -3,7 +3,9 @@
  * pipeline: authentication on request, then argument validation, then the tool (metered tools
  * through tools/pipeline.ts).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import Type from 'typebox';
 import type { Result } from '../../domain/errors.js';
 import type { Services } from '../../service/index.js';
 import type { AuthenticatedKey } from '../../service/keys.js';
@@ -98,10 +100,15 @@ export async function toolRoutes(
   }
 
   // Authenticated like any tool call: without a valid key nothing is learnt about which tools exist.
-  app.post('/api/v1/tools/:tool', { schema: { hide: true }, onRequest: authenticate }, async (request) => {
-    const name = (request.params as { tool: string }).tool;
-    throw new ApiError('unknown_tool', `There is no tool "${name.slice(0, 64)}".`);
-  });
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .post(
+      '/api/v1/tools/:tool',
+      { schema: { hide: true, params: Type.Object({ tool: Type.String() }) }, onRequest: authenticate },
+      async (request) => {
+        throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
+      },
+    );
 
   app.route({
     method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
