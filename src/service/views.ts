@@ -73,10 +73,12 @@ export function getAccountResponse(s: AccountSnapshot, now: EpochSeconds): GetAc
 }
 
 /**
- * `JSON.stringify(getAccountResponse(s, now))` in two parts, for answering from memory. `head`
- * (the record, which changes with time only when a running window ends) is the same for every
- * `now` from `from` (when it was made) until just before `until`. `tail(now)` (the metadata, whose
- * resets move with the clock while a window is not running) is cheap to make again each second.
+ * `JSON.stringify(getAccountResponse(s, now))` in two parts, for answering from memory, each
+ * rendered by itself: `head` (the envelope up to the metadata's fair_use, with the record, which
+ * changes with time only when a running window ends) is the same for every `now` from `from` (when
+ * it was made) until just before `until`; `tail(now)` (the metadata's fair_use, whose resets move
+ * with the clock while a window is not running, and the braces that close it) is cheap to make
+ * again each second. Members in getAccountResponse's order, so head + tail is its JSON.
  */
 export function getAccountParts(
   s: AccountSnapshot,
@@ -84,11 +86,10 @@ export function getAccountParts(
 ): { head: string; from: EpochSeconds; until: EpochSeconds; tail: (now: EpochSeconds) => string } {
   let until = Number.POSITIVE_INFINITY;
   for (const w of s.windows) if (isRunning(w, now) && w.endsAt < until) until = w.endsAt;
+  const head = `{"results":${JSON.stringify(accountRecord(s, now))},"status":"ok","metadata":{"fair_use":`;
   const tail = (t: EpochSeconds) =>
     `${JSON.stringify(fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, t))}}}`;
-  // The answer ends with its metadata (and the two braces that close it): the rest is the head.
-  const whole = JSON.stringify(getAccountResponse(s, now));
-  return { head: whole.slice(0, whole.length - tail(now).length), from: now, until, tail };
+  return { head, from: now, until, tail };
 }
 
 const iso = (s: EpochSeconds | null) => (s === null ? null : isoSeconds(s));
