@@ -13,7 +13,6 @@ import { resolve } from 'node:path';
 import { seedAccounts } from './lib/admin.js';
 import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from './lib/args.js';
 import { cleanupAll, cleanupMark, cleanupSince, installCleanupHandlers, interrupted } from './lib/cleanup.js';
-import { autocannonVersion, stopLoad } from './lib/load.js';
 import { probe, type ServerInfo } from './lib/postgres.js';
 import { ROOT } from './lib/processes.js';
 import { json, loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
@@ -52,7 +51,6 @@ async function main(): Promise<number> {
   }
   const scenarios = SCENARIOS.filter((s) => opts.only === null || opts.only.includes(s.id));
   installCleanupHandlers(() => {
-    stopLoad();
     stopWrk();
   });
   if (opts.cpuProf) {
@@ -61,16 +59,12 @@ async function main(): Promise<number> {
     profileToolgateInto(dir);
     progress(`bench: toolgate's CPU profiles go to ${dir}`);
   }
-  // wrk when it is there; without it, autocannon with a notice, unless --load wrk asked for wrk.
-  const wrk = opts.load === 'wrk' ? wrkVersion() : null;
-  const fellBack = opts.load === 'wrk' && wrk === null;
-  if (fellBack && opts.loadExplicit) {
-    process.stderr.write(
-      'bench: --load wrk, but there is no wrk on the PATH (Debian: apt-get install wrk).\n',
-    );
+  // The load generator is wrk, a program of its own that spends little of the shared cores per answer.
+  const wrk = wrkVersion();
+  if (wrk === null) {
+    process.stderr.write('bench: there is no wrk on the PATH; install it (Debian: apt-get install wrk).\n');
     return 1;
   }
-  if (fellBack) opts.load = 'autocannon';
   const info: RunInfo = {
     machine: machine(),
     opts,
@@ -78,12 +72,8 @@ async function main(): Promise<number> {
     skipped: [],
     commit: commit(),
     toolgate_node_args: shippedNodeArgs(),
-    load_generator: wrk ? `${wrk}, one thread` : `autocannon ${autocannonVersion()}, in the bench's process`,
-    load_notice: fellBack
-      ? 'no wrk on the PATH: the load generator is autocannon, which takes more of the cores per answer than wrk, and more for answers with more headers (see bench/README.md). Debian: apt-get install wrk; --load autocannon silences this.'
-      : null,
+    load_generator: `${wrk}, one thread`,
   };
-  if (info.load_notice) process.stderr.write(`${loudly([info.load_notice], 'NOTICE:')}\n`);
   const t0 = Date.now();
 
   let backends = opts.backends;

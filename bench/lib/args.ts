@@ -34,14 +34,7 @@ export interface BenchOptions {
   poolSize: number;
   /** Where toolgate's processes write V8 CPU profiles (node --cpu-prof); null: not profiled. */
   cpuProf: string | null;
-  /** The load generator: wrk (a program, when installed) or autocannon (in the bench's process). */
-  load: LoadGenerator;
-  /** True when --load was given: then a missing wrk is an error, not a notice. */
-  loadExplicit: boolean;
 }
-
-export const LOAD_GENERATORS = ['wrk', 'autocannon'] as const;
-export type LoadGenerator = (typeof LOAD_GENERATORS)[number];
 
 export const BACKENDS = ['sqlite', 'postgres'] as const;
 export type Backend = (typeof BACKENDS)[number];
@@ -53,7 +46,7 @@ export const SCALE = 'scale';
 
 export const DEFAULTS: Omit<
   BenchOptions,
-  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf' | 'load' | 'loadExplicit'
+  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf'
 > = {
   duration: 4,
   connections: 50,
@@ -98,9 +91,6 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --pool-size <n>     TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate (default ${DEFAULTS.poolSize})
   --cpu-prof <dir>    toolgate's processes write V8 CPU profiles into <dir> when they stop (node
                       --cpu-prof); summarise one with node .bench/bench/profile.js <file>
-  --load <g>          the load generator: wrk (one thread; Debian's wrk package) or autocannon (in the
-                      bench's own process). Default: wrk when it is on the PATH, else autocannon with
-                      a notice; with this flag a missing wrk is an error
   --help              this text
 `;
 
@@ -148,9 +138,6 @@ export function parseOptions(
     throw new UsageError(
       `--postgres-url must be postgres://user@host:port/db (got "${redactUrl(postgresUrl)}")`,
     );
-  const load = v.load ?? 'wrk';
-  if (!(LOAD_GENERATORS as readonly string[]).includes(load))
-    throw new UsageError(`--load: no load generator "${load}" (there are: ${LOAD_GENERATORS.join(', ')})`);
   return {
     duration: number('--duration', v.duration, DEFAULTS.duration, 1, 3600),
     connections: number('--connections', v.connections, DEFAULTS.connections, 1, 10_000),
@@ -168,8 +155,6 @@ export function parseOptions(
     postgresUrl,
     poolSize: number('--pool-size', v['pool-size'], DEFAULTS.poolSize, 1, 999),
     cpuProf: v['cpu-prof'] ?? null,
-    load: load as LoadGenerator,
-    loadExplicit: v.load !== undefined,
   };
 }
 
@@ -194,7 +179,6 @@ function parse(argv: string[]) {
       'postgres-url': { type: 'string' },
       'pool-size': { type: 'string' },
       'cpu-prof': { type: 'string' },
-      load: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -22,7 +22,7 @@ export function commandLine(pid: number): string | null {
   }
 }
 
-/** CPU seconds of this process (autocannon runs in it). */
+/** CPU seconds of this process (the bench itself, which drives wrk). */
 export function ownCpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;

@@ -42,10 +42,8 @@ export interface RunInfo {
   commit: string | null;
   /** The Node flags toolgate ran with: those of `npm start`. */
   toolgate_node_args: string[];
-  /** The load generator as run: `wrk 4.1.0 …, one thread` or `autocannon <version> …`. */
+  /** The load generator as run: `wrk 4.1.0 …, one thread`. */
   load_generator: string;
-  /** Why the load generator is not the one asked for by default (no wrk installed), or null. */
-  load_notice: string | null;
 }
 
 export interface PostgresInfo {
@@ -111,7 +109,6 @@ export function notices(
   scale: readonly ScaleResult[] = [],
 ): string[] {
   const out = info.skipped.map((s) => `${s.backend} was NOT measured: ${s.reason}`);
-  if (info.load_notice) out.push(info.load_notice);
   for (const r of measured(results, scale)) {
     const others = r.sides
       .flatMap((side) => side.rounds)

@@ -8,7 +8,7 @@
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
 import { cpuSeconds, exitedChildrenCpuSeconds, machineSeconds, ownCpuSeconds } from './cpu.js';
-import { type LoadRequest, type PerKeyRate, runLoad, type Sample } from './load.js';
+import type { LoadRequest, PerKeyRate, Sample } from './load.js';
 import { type PeakMemory, PeakWatch } from './memory.js';
 import type { PgMonitor } from './postgres.js';
 import { median } from './stats.js';
@@ -81,12 +81,12 @@ export interface Alternation {
 export async function alternate(
   a: Side,
   b: Side,
-  opts: Pick<BenchOptions, 'connections' | 'duration' | 'rounds' | 'warmup' | 'load'>,
+  opts: Pick<BenchOptions, 'connections' | 'duration' | 'rounds' | 'warmup'>,
   progress: (line: string) => void,
 ): Promise<Alternation> {
   const load = { connections: opts.connections };
-  const run = opts.load === 'wrk' ? runWrk : runLoad;
-  // The load generator's CPU: this process (autocannon runs in it), plus the wrk run that ended.
+  const run = runWrk;
+  // The load generator's CPU: the wrk run that ended, plus this process (which drives it).
   const loadgenSeconds = () => ownCpuSeconds() + (exitedChildrenCpuSeconds() ?? 0);
   const width = Math.max(a.name.length, b.name.length, 9);
   const once = async (side: Side, seconds: number, label: string, measured = true): Promise<Sample> => {

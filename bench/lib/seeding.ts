@@ -7,10 +7,10 @@
  *   with toolgate's CLI (`toolgate plans set`, which migrates first), so the tables and indexes are
  *   exactly those of the migrations, and the plan went through toolgate's validation.
  * - The tables must be empty of accounts: this writes only into a fresh database.
- * - Ids have the shape of src/domain/ids.ts (`acc_`/`key_` + 10 characters of millisecond time + 16
- *   random, Crockford base32), time-ordered in insertion order; keys the shape of
- *   src/domain/api-keys.ts (`<prefix>_` + 11 base62 characters from the CSPRNG), stored as
- *   `digest = HMAC-SHA256(secret, key)` in hex and `hint = <prefix>_…<last 4>`.
+ * - Ids, keys, digests and hints are made by toolgate's own functions (src/domain/ids.ts,
+ *   src/domain/api-keys.ts), ids time-ordered in insertion order (one millisecond per account). The
+ *   rows are written in bulk by hand because toolgate has no bulk path: a million accounts through
+ *   its use cases, one transaction each, would take far longer than the bench should.
  * - SQLite: one prepared statement per table, one transaction per batch, with `journal_mode=OFF`,
  *   `synchronous=OFF` and a 1 GiB page cache while seeding (a crash leaves a corrupt file: seed
  *   only a scratch file that no server has open); `journal_mode=WAL` is restored at the end, and
@@ -22,11 +22,13 @@
  *   servers).
  */
 import { spawnSync } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { createSecretKey } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { digestKey, generateKey, keyHint } from '../../src/domain/api-keys.js';
+import { newId } from '../../src/domain/ids.js';
 
 /** The repository root (this file runs from .bench/bench/lib/). */
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -76,34 +78,7 @@ export interface SeedResult {
   finishSeconds: number;
 }
 
-const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_BODY_LENGTH = 11;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** Random bytes, drawn from the CSPRNG in large blocks. */
-class RandomPool {
-  private buf = Buffer.alloc(0);
-  private at = 0;
-  byte(): number {
-    if (this.at === this.buf.length) {
-      this.buf = randomBytes(1 << 16);
-      this.at = 0;
-    }
-    return this.buf[this.at++]!;
-  }
-}
-
-/** 48-bit millisecond time as 10 Crockford base32 characters (as src/domain/ids.ts). */
-function timePart(ms: number): string {
-  let out = '';
-  let v = ms;
-  for (let i = 0; i < 10; i++) {
-    out = CROCKFORD[v % 32] + out;
-    v = Math.floor(v / 32);
-  }
-  return out;
-}
 
 /** A fresh batch of rows: the accounts [first, first + count) and their keys, as column arrays. */
 interface Batch {
@@ -118,13 +93,15 @@ interface Batch {
 }
 
 class Generator {
-  private readonly random = new RandomPool();
   private nextSample = 0;
   private sampleIndex = 0;
   readonly sample: SampledKey[] = [];
   private readonly baseMs: number;
+  /** The HMAC key made once, as the servers do (KeyDigests), not from the text for every key. */
+  private readonly secret: ReturnType<typeof createSecretKey>;
 
   constructor(private readonly o: Required<Omit<SeedOptions, 'progress' | 'schema'>>) {
+    this.secret = createSecretKey(Buffer.from(o.keySecret, 'utf8'));
     // Ids and created_at run up to now, one millisecond per account.
     this.baseMs = Date.now() - o.accounts;
     this.nextSample = this.sampleAt(0);
@@ -137,21 +114,6 @@ class Generator {
   private sampleAt(j: number): number {
     const n = Math.min(this.o.sample, this.totalKeys);
     return j < n ? Math.floor((j * this.totalKeys) / n) : Number.POSITIVE_INFINITY;
-  }
-
-  private randomPart(): string {
-    let out = '';
-    for (let i = 0; i < 16; i++) out += CROCKFORD[this.random.byte() & 31];
-    return out;
-  }
-
-  private key(): string {
-    let body = '';
-    while (body.length < KEY_BODY_LENGTH) {
-      const b = this.random.byte();
-      if (b < 248) body += BASE62[b % 62];
-    }
-    return `${this.o.keyPrefix}_${body}`;
   }
 
   batch(first: number, count: number): Batch {
@@ -169,19 +131,18 @@ class Generator {
     for (let i = 0; i < count; i++) {
       const n = first + i;
       const ms = this.baseMs + n;
-      const time = timePart(ms);
       const created = Math.floor(ms / 1000);
-      const accountId = `acc_${time}${this.randomPart()}`;
+      const accountId = newId('acc', ms);
       b.accountIds[i] = accountId;
       b.names[i] = `seed-${String(n + 1).padStart(7, '0')}`;
       b.accountCreated[i] = created;
       for (let m = 0; m < kpa; m++) {
         const k = i * kpa + m;
-        const key = this.key();
-        b.keyIds[k] = `key_${time}${this.randomPart()}`;
+        const key = generateKey(this.o.keyPrefix);
+        b.keyIds[k] = newId('key', ms);
         b.keyAccounts[k] = accountId;
-        b.digests[k] = createHmac('sha256', this.o.keySecret).update(key).digest('hex');
-        b.hints[k] = `${this.o.keyPrefix}_…${key.slice(-4)}`;
+        b.digests[k] = digestKey(this.secret, key);
+        b.hints[k] = keyHint(key);
         b.keyCreated[k] = created;
         if (n * kpa + m === this.nextSample) {
           this.sample.push({ key, accountId });

@@ -1,15 +1,13 @@
 /**
  * @module One load run with wrk (Debian's and most distributions' `wrk` package), the bench's load
- * generator when it is installed: one thread, `connections` keep-alive connections for `duration`
- * seconds, the given requests sent in turn from one list (every key once per pass), prepared once
- * by a generated Lua script. The same figures as lib/load.ts's autocannon run (a Sample).
+ * generator: one thread, `connections` keep-alive connections for `duration` seconds, the given
+ * requests sent in turn from one list (every key once per pass), prepared once by a generated Lua
+ * script; its figures as a Sample (lib/load.ts).
  *
- * Why wrk when it is there: the load generator shares the machine's cores with the server under
- * test, so whatever it spends per answer is taken from the server. autocannon parses answers in
- * JavaScript (http-parser-js) at about the server's own cost per request, and more for an answer
- * with more headers: three extra headers on the bare baseline cost it 2 µs more per answer (ad-hoc,
- * see docs/performance.md). wrk (C) spends about half as much per answer, nearly the same whatever
- * the headers.
+ * Why wrk: the load generator shares the machine's cores with the server under test, so whatever
+ * it spends per answer is taken from the server. wrk (C) spends little per answer, nearly the same
+ * whatever the headers, where a generator in JavaScript parses answers at about the server's own
+ * cost and more for answers with more headers.
  *
  * What the script counts, in wrk's own thread:
  * - per rotated slot (key or account), the requests sent in each wall-clock second, and the highest
