@@ -6,6 +6,7 @@ import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
 import type { User, UserRole } from '../domain/users.js';
+import type { LedgerAppend } from './store.js';
 
 // SQLite hands back 0/1 and JSON text; PostgreSQL booleans and parsed JSONB. Both map alike.
 export interface PlanRow {
@@ -135,5 +136,33 @@ export const toAudit = (r: AuditRow): AuditEntry => ({
   targetId: r.target_id,
   details: typeof r.details === 'string' ? (JSON.parse(r.details) as AuditDetails) : r.details,
 });
+
+/** An audit row's values, in the column order both stores insert them (AUDIT_COLUMNS). */
+export const AUDIT_COLUMNS = 'id, at, actor, action, account_id, target_id, details';
+export const auditValues = (a: AuditEntry): unknown[] => [
+  a.id,
+  a.at,
+  a.actor,
+  a.action,
+  a.accountId,
+  a.targetId,
+  JSON.stringify(a.details),
+];
+
+/** A ledger row's values, in the column order both stores insert them (LEDGER_COLUMNS). */
+export const LEDGER_COLUMNS =
+  'id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at';
+export const ledgerValues = (e: LedgerAppend, delta: number, balanceAfter: number): unknown[] => [
+  e.id,
+  e.accountId,
+  e.kind,
+  e.amount,
+  delta,
+  balanceAfter,
+  e.reason,
+  e.idempotencyKey,
+  e.requestHash,
+  e.createdAt,
+];
 
 export const boolToInt = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);

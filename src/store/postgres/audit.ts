@@ -1,6 +1,6 @@
 /** @module PostgreSQL's audit trail: an entry written in the transaction of its action, and read a page at a time. */
 import type { AuditEntry } from '../../domain/audit.js';
-import { type AuditRow, toAudit } from '../rows.js';
+import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
 import type { AuditQuery } from '../store.js';
 import { guard, type PgQueryable } from './driver.js';
 import type { PgTransactions } from './transactions.js';
@@ -9,17 +9,8 @@ import type { PgTransactions } from './transactions.js';
 export async function writeAudit(audit: AuditEntry | undefined, db: PgQueryable): Promise<void> {
   if (!audit) return;
   await db.query(
-    `INSERT INTO audit_log (id, at, actor, action, account_id, target_id, details)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [
-      audit.id,
-      audit.at,
-      audit.actor,
-      audit.action,
-      audit.accountId,
-      audit.targetId,
-      JSON.stringify(audit.details),
-    ],
+    `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    auditValues(audit),
   );
 }
 

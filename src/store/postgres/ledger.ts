@@ -7,7 +7,7 @@ import type { AuditEntry } from '../../domain/audit.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Change } from '../changes.js';
 import { Rollback } from '../rollback.js';
-import { type LedgerRow, toLedger } from '../rows.js';
+import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
@@ -66,20 +66,9 @@ export async function applyLedger(
     throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
   }
   const row = (await t.one<LedgerRow>(
-    `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+    `INSERT INTO token_ledger (${LEDGER_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [
-      entry.id,
-      entry.accountId,
-      entry.kind,
-      entry.amount,
-      delta,
-      moved.token_balance,
-      entry.reason,
-      entry.idempotencyKey,
-      entry.requestHash,
-      entry.createdAt,
-    ],
+    ledgerValues(entry, delta, moved.token_balance),
     db,
   ))!;
   return { kind: 'applied', entry: toLedger(row) };

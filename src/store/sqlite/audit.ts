@@ -1,24 +1,13 @@
 /** @module SQLite's audit trail: an entry written in the transaction of its action, and read a page at a time. */
 import type { AuditEntry } from '../../domain/audit.js';
-import { type AuditRow, toAudit } from '../rows.js';
+import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
 import type { AuditQuery } from '../store.js';
 import type { SqliteExecutor } from './executor.js';
 
 /** Inside the transaction of the action it describes; nothing without an entry. */
 export function writeAudit(x: SqliteExecutor, audit: AuditEntry | undefined): void {
   if (!audit) return;
-  x.sql(
-    `INSERT INTO audit_log (id, at, actor, action, account_id, target_id, details)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    audit.id,
-    audit.at,
-    audit.actor,
-    audit.action,
-    audit.accountId,
-    audit.targetId,
-    JSON.stringify(audit.details),
-  );
+  x.sql(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(audit));
 }
 
 export async function listAudit(x: SqliteExecutor, q: AuditQuery): Promise<AuditEntry[]> {

@@ -5,7 +5,7 @@
 import type { AuditEntry } from '../../domain/audit.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { Rollback } from '../rollback.js';
-import { type LedgerRow, toLedger } from '../rows.js';
+import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
@@ -61,22 +61,8 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
     throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
   }
   const row = x
-    .sql(
-      `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    )
-    .get(
-      entry.id,
-      entry.accountId,
-      entry.kind,
-      entry.amount,
-      delta,
-      moved.token_balance,
-      entry.reason,
-      entry.idempotencyKey,
-      entry.requestHash,
-      entry.createdAt,
-    ) as LedgerRow;
+    .sql(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
+    .get(...ledgerValues(entry, delta, moved.token_balance)) as LedgerRow;
   return { kind: 'applied', entry: toLedger(row) };
 }
 
