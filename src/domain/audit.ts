@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'tokens.adjust',
   'usage.record',
   'plan.put',
+  'tool.put',
+  'tool.remove',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

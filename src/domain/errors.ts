@@ -21,7 +21,9 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   fair_use_exceeded: 429,
   internal_error: 500,
+  upstream_error: 502,
   unavailable: 503,
+  upstream_timeout: 504,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -47,6 +49,8 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   rate_limited: 'Too many requests; slow down.',
   fair_use_exceeded: 'A fair-use quota is exhausted.',
   internal_error: 'An internal error occurred.',
+  upstream_error: 'The service behind this tool failed; nothing was charged. Try again later.',
+  upstream_timeout: 'The service behind this tool did not answer in time; nothing was charged.',
   unavailable: 'The service is temporarily unavailable; try again shortly.',
 };
 

@@ -82,15 +82,7 @@ function fromFastify(err: FastifyError): ApiError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_arguments', 'The Content-Length header does not match the body.');
   }
-  if (err.validation) {
-    const first = err.validation[0];
-    const where = first?.instancePath ? `${first.instancePath.slice(1).replaceAll('/', '.')} ` : '';
-    const extra = (first?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
-    const message = extra
-      ? `Unknown argument "${extra}".`
-      : `Invalid arguments: ${where}${first?.message ?? 'do not match the schema'}.`;
-    return new ApiError('invalid_arguments', message);
-  }
+  if (err.validation) return new ApiError('invalid_arguments', argumentsMessage(err.validation[0]));
   // JSON.parse failures and prototype-poisoning refusals from the body parser.
   if (err instanceof SyntaxError || /prototype property/.test(err.message))
     return new ApiError('invalid_json');
@@ -100,6 +92,21 @@ function fromFastify(err: FastifyError): ApiError | undefined {
   if (status === 404) return new ApiError('not_found');
   if (status >= 400 && status < 500) return new ApiError('invalid_arguments', 'The request is malformed.');
   return undefined;
+}
+
+/** A JSON Schema validator's first error (Ajv's shape), as the 400's message: the member, and what is wrong. */
+export function argumentsMessage(
+  first: { instancePath?: string; message?: string | undefined; params?: unknown } | undefined,
+): string {
+  const params = first?.params as { additionalProperty?: string; missingProperty?: string } | undefined;
+  const where = first?.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '';
+  if (params?.additionalProperty !== undefined) {
+    return `Unknown argument "${where ? `${where}.` : ''}${params.additionalProperty}".`;
+  }
+  if (params?.missingProperty !== undefined) {
+    return `Missing argument "${where ? `${where}.` : ''}${params.missingProperty}".`;
+  }
+  return `Invalid arguments: ${where ? `${where} ` : ''}${first?.message ?? 'do not match the schema'}.`;
 }
 
 /**

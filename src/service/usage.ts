@@ -41,8 +41,11 @@ export interface MeterRequest<T> {
   tokenCost?: number;
   reason?: string;
   idempotency?: { key: string; payload: unknown };
-  /** Builds the answer from the windows after the consumption (stored for idempotent replays). */
-  render: (windows: WindowState[], nowSeconds: number) => T;
+  /**
+   * Builds the answer from the windows after the consumption (stored for idempotent replays), and
+   * the balance after its charge (null when nothing was charged).
+   */
+  render: (windows: WindowState[], nowSeconds: number, balanceAfter: number | null) => T;
   /** Written with the consumption, if it is committed: the CLI's records only, never metering traffic. */
   audit?: AuditEntry;
 }
@@ -142,7 +145,7 @@ export class UsageService {
       accountId: account.id,
       increments: incrementsFor(plan.limits, req.category, req.amounts),
       now: t,
-      render: (windows) => req.render(windows, t),
+      render: (windows, balanceAfter) => req.render(windows, t, balanceAfter),
     };
     if (cost > 0)
       commit.charge = {

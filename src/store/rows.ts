@@ -2,11 +2,12 @@
 import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../domain/audit.js';
+import type { ToolDefinition } from '../domain/catalogue.js';
 import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
 import type { User, UserRole } from '../domain/users.js';
-import type { LedgerAppend } from './store.js';
+import type { LedgerAppend, StoredTool } from './store.js';
 
 // SQLite hands back 0/1 and JSON text; PostgreSQL booleans and parsed JSONB. Both map alike.
 export interface PlanRow {
@@ -166,3 +167,29 @@ export const ledgerValues = (e: LedgerAppend, delta: number, balanceAfter: numbe
 ];
 
 export const boolToInt = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);
+
+/** A tool's row; `revision` when read with the catalogue's (list). Definitions are JSON text on both backends. */
+export interface ToolRow {
+  name: string | null;
+  definition: string | null;
+  created_at: number | string | null;
+  updated_at: number | string | null;
+  revision?: number | string;
+}
+
+export const toStoredTool = (r: ToolRow): StoredTool => ({
+  definition: JSON.parse(r.definition!) as ToolDefinition,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+});
+
+/** The whole catalogue with its revision in one statement: one row per tool, or one of nulls when empty. */
+export const CATALOGUE_SELECT = `SELECT c.revision, t.name, t.definition, t.created_at, t.updated_at
+  FROM tool_catalogue c LEFT JOIN tools t ON true ORDER BY t.name`;
+
+export function toCatalogue(rows: readonly ToolRow[]): { revision: number; tools: StoredTool[] } {
+  return {
+    revision: Number(rows[0]?.revision ?? 0),
+    tools: rows.filter((r) => r.name !== null).map(toStoredTool),
+  };
+}

@@ -12,6 +12,7 @@
 import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditEntry } from '../domain/audit.js';
+import type { ToolDefinition } from '../domain/catalogue.js';
 import type { EpochSeconds } from '../domain/clock.js';
 import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
@@ -103,6 +104,40 @@ export interface AuditQuery extends Page {
   accountId?: string;
 }
 
+/** A catalogue tool as stored. */
+export interface StoredTool {
+  definition: ToolDefinition;
+  createdAt: EpochSeconds;
+  updatedAt: EpochSeconds;
+}
+
+/** What became of each tool of a `put`, in the order given. */
+export type ToolPutOutcome = 'created' | 'updated' | 'unchanged';
+
+/**
+ * The tool catalogue, shared by every server like the plans. One revision number for the whole
+ * catalogue is raised by every change, in the change's transaction: a server compares it with the
+ * revision it compiled to know whether it is out of date.
+ */
+export interface CatalogueStore {
+  revision(): Promise<number>;
+  /** Every tool, by name, with the revision they make up (read in one statement: never a mix of two). */
+  list(): Promise<{ revision: number; tools: StoredTool[] }>;
+  get(name: string): Promise<StoredTool | undefined>;
+  /**
+   * Creates or replaces every tool given, all in one transaction. A tool whose definition is
+   * unchanged is left as it was (not audited, not a change); `audits[i]` is written only when tool
+   * i changed. The revision is raised once when anything changed.
+   */
+  put(
+    tools: readonly ToolDefinition[],
+    now: EpochSeconds,
+    audits?: readonly (AuditEntry | undefined)[],
+  ): Promise<{ revision: number; outcomes: ToolPutOutcome[] }>;
+  /** Removes the tool (audited, and the revision raised, only when there was one). */
+  remove(name: string, audit?: AuditEntry): Promise<StoredTool | undefined>;
+}
+
 /** Where a store's warnings go (a server's log): a message, and fields to log with it. */
 export type Warn = (message: string, fields: Record<string, unknown>) => void;
 
@@ -172,4 +207,6 @@ export interface Store {
 
   /** Audit entries in id order (oldest first), a page at a time. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+
+  readonly catalogue: CatalogueStore;
 }

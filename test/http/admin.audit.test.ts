@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
 import { buildApp } from '../../src/http/app.js';
 import { TOOLS } from '../../src/http/tools/index.js';
-import type { MeteredTool } from '../../src/http/tools/tool.js';
+import type { DataTool } from '../../src/http/tools/tool.js';
 import type { AuditRecord } from '../../src/service/views.js';
 import { type AppHarness, accountWithKey, KEY_SECRET, scratchServices } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
@@ -13,7 +13,8 @@ const BILLING = { name: 'billing', token: 'billing-token-0123456789abcdef' };
 const AT = '2026-04-15T13:55:29Z';
 
 /** A metered tool: a caller's call through it is metered, and is not an admin action. */
-const lookup: MeteredTool = {
+const lookup: DataTool = {
+  kind: 'data',
   name: 'test_lookup',
   summary: 'test only',
   description: 'returns one record for 1 token',

@@ -13,6 +13,7 @@ const ERROR_SHAPE = {
 };
 
 const exploding: Tool = {
+  kind: 'account',
   name: 'explode',
   summary: 'test only',
   description: 'throws an unexpected error',

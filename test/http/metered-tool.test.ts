@@ -1,13 +1,14 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MeteredTool } from '../../src/http/tools/tool.js';
+import type { DataTool } from '../../src/http/tools/tool.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** Test-only tools: an enrich tool returning `count` records at 1 token each, and a search tool. */
 function testTools() {
   const calls = { enrich: 0, search: 0 };
   let failNext = false;
-  const enrich: MeteredTool = {
+  const enrich: DataTool = {
+    kind: 'data',
     name: 'test_enrich',
     summary: 'test only',
     description: 'returns `count` records',
@@ -32,7 +33,8 @@ function testTools() {
       return { results: { records: Array.from({ length: n }, (_, i) => ({ n: i })) }, records: n };
     },
   };
-  const search: MeteredTool = {
+  const search: DataTool = {
+    kind: 'data',
     name: 'test_search',
     summary: 'test only',
     description: 'costs 2 tokens per call',
@@ -83,6 +85,8 @@ describe('metered tools', () => {
           records_remaining_1w: 493,
           records_reset_1w: '2026-04-22T13:55:29Z',
         },
+        tokens_charged: 7,
+        tokens_remaining: 93,
       },
     });
     const s = await state(accountId);

@@ -2,11 +2,12 @@ import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { TOOLS } from '../../src/http/tools/index.js';
-import type { PlainTool } from '../../src/http/tools/tool.js';
+import type { AccountTool } from '../../src/http/tools/tool.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 /** Test-only tools: one that logs a warning and answers, one that throws. */
-const noisy: PlainTool = {
+const noisy: AccountTool = {
+  kind: 'account',
   name: 'test_noisy',
   summary: 'test only',
   description: 'logs a warning',
@@ -17,7 +18,7 @@ const noisy: PlainTool = {
     return { results: {}, status: 'ok', metadata: {} };
   },
 };
-const broken: PlainTool = {
+const broken: AccountTool = {
   ...noisy,
   name: 'test_broken',
   description: 'throws',

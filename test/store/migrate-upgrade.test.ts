@@ -63,7 +63,9 @@ async function windowsOf(store: Store) {
 }
 
 async function expectUpgraded(store: Store): Promise<void> {
-  expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({ applied: ['002-audit', '003-fair-use-rows'] });
+  expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({
+    applied: ['002-audit', '003-fair-use-rows', '004-tools'],
+  });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
   expect(await windowsOf(store)).toEqual(WINDOWS);
   // The running windows go on from where they were; the one that ended starts again.

@@ -1,7 +1,8 @@
 /**
- * @module The tools surface: `POST /api/v1/tools/<tool>`, one route per registered tool behind one
- * pipeline: authentication on request, then argument validation, then the tool (metered tools
- * through tools/pipeline.ts).
+ * @module The tools surface: `POST /api/v1/tools/<tool>`, one route per registered tool, and one
+ * route for the catalogue's tools (which come and go without a restart), behind one pipeline:
+ * authentication on request, then argument validation, then the tool (data tools through
+ * tools/pipeline.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
@@ -13,8 +14,9 @@ import { bearer } from '../auth.js';
 import { ApiError } from '../errors.js';
 import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema } from '../schemas.js';
+import type { ServedTool } from '../tools/catalogue-tool.js';
 import { responseSchema, runTool } from '../tools/pipeline.js';
-import { RawJson, type Tool } from '../tools/tool.js';
+import { RawJson, type Tool, type ToolContext, WithStatus } from '../tools/tool.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,16 +28,28 @@ const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** What the handler gives Fastify to send: an answer already serialised goes out as it is. */
 function answer(reply: FastifyReply, out: unknown): unknown {
+  if (out instanceof WithStatus) {
+    reply.code(out.statusCode);
+    return out.body;
+  }
   if (!(out instanceof RawJson)) return out;
   reply.type('application/json; charset=utf-8');
   return out.json;
 }
 
+/** The catalogue's tools as this server serves them (service/live-catalogue.ts). */
+export interface CatalogueTools {
+  get(name: string): ServedTool | undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 export async function toolRoutes(
   app: FastifyInstance,
-  opts: { services: Services; tools: readonly Tool[]; limits?: RateLimits },
+  opts: { services: Services; tools: readonly Tool[]; catalogue?: CatalogueTools; limits?: RateLimits },
 ) {
-  const { services, tools, limits } = opts;
+  const { services, tools, catalogue, limits } = opts;
   app.decorateRequest('auth', null);
 
   // Authentication, then the rate limit, before the body is even read: a refused request costs little.
@@ -72,6 +86,17 @@ export async function toolRoutes(
     else settle(request, reply, result, done);
   };
 
+  const context = (request: FastifyRequest): ToolContext => {
+    const auth = request.auth!;
+    return {
+      accountId: auth.accountId,
+      keyId: auth.keyId,
+      requestId: request.id,
+      services,
+      log: request.log,
+    };
+  };
+
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
     app.route({
@@ -88,25 +113,30 @@ export async function toolRoutes(
       },
       onRequest: authenticate,
       handler: (request, reply) => {
-        const auth = request.auth!;
-        const out = runTool(
-          tool,
-          { accountId: auth.accountId, keyId: auth.keyId, services, log: request.log },
-          request.body,
-        );
+        const out = runTool(tool, context(request), request.body);
         return out instanceof Promise ? out.then((o) => answer(reply, o)) : answer(reply, out);
       },
     });
   }
 
-  // Authenticated like any tool call: without a valid key nothing is learnt about which tools exist.
+  // The catalogue's tools, and every unknown name. Authenticated like any tool call: without a valid
+  // key nothing is learnt about which tools exist.
   app
     .withTypeProvider<TypeBoxTypeProvider>()
     .post(
       '/api/v1/tools/:tool',
       { schema: { hide: true, params: Type.Object({ tool: Type.String() }) }, onRequest: authenticate },
-      async (request) => {
-        throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
+      async (request, reply) => {
+        const served = catalogue?.get(request.params.tool);
+        if (!served) {
+          throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
+        }
+        if (served.unavailable) throw new ApiError('unavailable', served.unavailable);
+        const args = request.body;
+        if (!isObject(args)) throw new ApiError('invalid_arguments', 'The arguments must be a JSON object.');
+        const problem = served.check(args);
+        if (problem) throw new ApiError('invalid_arguments', problem);
+        return answer(reply, await runTool(served.tool, context(request), args));
       },
     );
 

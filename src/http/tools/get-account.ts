@@ -2,9 +2,10 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
 import { AccountRecordSchema, FairUseMetadataSchema } from '../schemas.js';
-import { type PlainTool, RawJson } from './tool.js';
+import { type AccountTool, RawJson } from './tool.js';
 
-export const getAccount: PlainTool = {
+export const getAccount: AccountTool = {
+  kind: 'account',
   name: 'get_account',
   summary: 'Details of the calling account',
   description:

@@ -1,53 +1,90 @@
 /**
- * @module The metered-tool pipeline. After authentication: account status (403), then fair use
- * (429), then tokens (402), all checked read-only before the tool runs; then the tool; then one
- * atomic commit of what it actually returned. A refused or failed call spends nothing.
+ * @module The data-tool pipeline. After authentication: account status (403), then, for a metered
+ * tool, fair use (429) and tokens (402), all checked read-only before the tool runs; then the tool;
+ * then one atomic commit of what it actually returned (a hit its requests, records and tokens; a miss
+ * its request only). A refused or failed call spends nothing, and a commit that no longer fits
+ * answers its refusal, never the data.
  */
 import Type from 'typebox';
+import { isUnlimited, statusRefusal } from '../../domain/accounts.js';
 import { fairUseMetadata } from '../../domain/fair-use.js';
+import type { AccountSnapshot } from '../../store/store.js';
 import { unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { FairUseMetadataSchema } from '../schemas.js';
-import type { MeteredTool, Tool, ToolContext } from './tool.js';
+import { type DataTool, type Tool, type ToolAnswer, type ToolContext, WithStatus } from './tool.js';
 
 export function responseSchema(tool: Tool) {
-  if (!tool.metered) return tool.response;
+  if (tool.kind === 'account') return tool.response;
+  const tokens = { tokens_charged: Type.Integer(), tokens_remaining: Type.Integer() };
   return Type.Object({
     results: tool.results,
-    status: Type.Literal('ok'),
-    metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('not_found')]),
+    metadata: Type.Object(
+      tool.metered ? { fair_use: FairUseMetadataSchema, ...tokens } : tokens,
+      // The tool's own metadata members pass through beside toolgate's.
+      { additionalProperties: true },
+    ),
   });
 }
 
 /** The tool's answer: at once when the tool has it at once (get_account from the read cache), else a promise. */
 export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
-  return tool.metered ? runMetered(tool, ctx, args) : tool.run(ctx, args);
+  return tool.kind === 'account' ? tool.run(ctx, args) : runData(tool, ctx, args);
 }
 
-async function runMetered(tool: MeteredTool, ctx: ToolContext, args: unknown): Promise<unknown> {
+async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<unknown> {
   const { usage, deps } = ctx.services;
   const snapshot = await deps.reads.getSnapshot(ctx.accountId);
   if (!snapshot) throw new ApiError('invalid_api_key');
-  const { category } = tool.metered;
-  const expected = { records: tool.metered.expectedRecords?.(args) ?? 0, requests: 1 };
-  unwrap(usage.precheck(snapshot, category, expected, tool.metered.tokenCost(args, expected.records)));
+  const metering = tool.metered;
+  if (!metering) {
+    unwrap(statusRefusal(snapshot.account.status) ?? { ok: true, value: undefined });
+    const answer = await tool.run(ctx, args);
+    return envelope(answer, { tokens_charged: 0, tokens_remaining: balanceOf(snapshot, null) });
+  }
 
-  const { results, records } = await tool.run(ctx, args);
+  const { category } = metering;
+  const expected = { records: metering.expectedRecords?.(args) ?? 0, requests: 1 };
+  unwrap(usage.precheck(snapshot, category, expected, metering.tokenCost(args, expected.records)));
+
+  const answer = await tool.run(ctx, args);
+  const records = answer.missed ? 0 : answer.records;
   if (!Number.isSafeInteger(records) || records < 0) {
     throw new Error(`Tool ${tool.name} returned an invalid record count: ${String(records)}`);
   }
-
+  const cost =
+    answer.missed || isUnlimited(snapshot.account, snapshot.plan) ? 0 : metering.tokenCost(args, records);
   const committed = await usage.meter({
     snapshot,
     category,
     amounts: { records, requests: 1 },
-    tokenCost: tool.metered.tokenCost(args, records),
+    tokenCost: cost,
     reason: tool.name,
-    render: (windows, now) => ({
-      results,
-      status: 'ok' as const,
-      metadata: { fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now) },
-    }),
+    render: (windows, now, balanceAfter) =>
+      envelope(answer, {
+        fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now),
+        tokens_charged: cost,
+        tokens_remaining: balanceOf(snapshot, balanceAfter),
+      }),
   });
   return unwrap(committed).response;
+}
+
+/** The balance after the call: -1 when unlimited, the charge's balance when charged, else the account's. */
+function balanceOf(snapshot: AccountSnapshot, balanceAfter: number | null): number {
+  if (isUnlimited(snapshot.account, snapshot.plan)) return -1;
+  return balanceAfter ?? snapshot.account.tokenBalance;
+}
+
+/** `{results, status, metadata}`: the tool's metadata, then toolgate's members, which win a clash. */
+function envelope(answer: ToolAnswer, own: Record<string, unknown>): unknown {
+  const body = {
+    results: answer.results,
+    status: answer.missed ? 'not_found' : 'ok',
+    metadata: answer.metadata ? { ...answer.metadata, ...own } : own,
+  };
+  return answer.httpStatus !== undefined && answer.httpStatus !== 200
+    ? new WithStatus(answer.httpStatus, body)
+    : body;
 }

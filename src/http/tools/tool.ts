@@ -1,7 +1,8 @@
 /**
  * @module What a tool is: a name, its argument and answer schemas, and what it does for an
- * authenticated caller. A plain tool answers by itself (get_account); a metered tool declares its
- * fair-use category and token cost, and the pipeline meters it.
+ * authenticated caller. An account tool answers by itself (get_account). A data tool does the
+ * caller's work (a catalogue tool forwards it to its upstream), and the pipeline around it checks
+ * the account's status and, when it is metered, fair use and tokens, and commits what it returned.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -11,6 +12,7 @@ import type { Services } from '../../service/index.js';
 export interface ToolContext {
   accountId: string;
   keyId: string;
+  requestId: string;
   services: Services;
   log: FastifyBaseLogger;
 }
@@ -24,8 +26,8 @@ interface ToolBase {
   args: TSchema;
 }
 
-export interface PlainTool extends ToolBase {
-  metered?: undefined;
+export interface AccountTool extends ToolBase {
+  kind: 'account';
   /** The 200 answer: `{results, status, metadata}`. */
   response: TSchema;
   /** The answer, or a promise of it: a tool that can answer at once spares the request a promise. */
@@ -36,21 +38,44 @@ export interface Metering {
   category: Category;
   /** Records the call may return, checked against fair use before the tool runs (default 0). */
   expectedRecords?(args: unknown): number;
-  /** Tokens the call costs once it returned `records` records (unlimited accounts are never charged). */
+  /** Tokens a hit costs once it returned `records` records (a miss costs none; unlimited accounts pay nothing). */
   tokenCost(args: unknown, records: number): number;
 }
 
-export interface MeteredTool extends ToolBase {
-  metered: Metering;
-  /** The `results` member of the answer; the pipeline wraps it in the envelope. */
-  results: TSchema;
-  /** Does the work; `records` is what the call returned, counted against fair use. */
-  run(ctx: ToolContext, args: unknown): Promise<{ results: unknown; records: number }>;
+/** What a data tool found. */
+export interface ToolAnswer {
+  /** The `results` member of the answer. */
+  results: unknown;
+  /** Records returned, counted against fair use (a miss counts none). */
+  records: number;
+  /** Nothing was found: the answer's status is `not_found`, and only the request is counted. */
+  missed?: boolean;
+  /** Members of the answer's `metadata` besides toolgate's own (which win a clash). */
+  metadata?: Record<string, unknown>;
+  /** The HTTP status of the answer: 200, or 404 for a miss its upstream answered so. */
+  httpStatus?: number;
 }
 
-export type Tool = PlainTool | MeteredTool;
+export interface DataTool extends ToolBase {
+  kind: 'data';
+  /** Fair use and tokens; null: free (still authenticated, rate limited, refused to suspended accounts). */
+  metered: Metering | null;
+  /** The `results` member of a hit's answer. */
+  results: TSchema;
+  run(ctx: ToolContext, args: unknown): Promise<ToolAnswer>;
+}
+
+export type Tool = AccountTool | DataTool;
 
 /** An answer already serialised to JSON (exactly what the response schema would produce): sent as is. */
 export class RawJson {
   constructor(readonly json: string) {}
+}
+
+/** An answer with another HTTP status than 200. */
+export class WithStatus {
+  constructor(
+    readonly statusCode: number,
+    readonly body: unknown,
+  ) {}
 }

@@ -2,6 +2,7 @@
 import { initial } from './001-initial.js';
 import { audit } from './002-audit.js';
 import { fairUseRows } from './003-fair-use-rows.js';
+import { tools } from './004-tools.js';
 
 export interface Migration {
   version: number;
@@ -11,7 +12,7 @@ export interface Migration {
   postgres: string | null;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows];
+export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

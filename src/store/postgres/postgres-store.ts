@@ -37,6 +37,7 @@ import type {
   UsageOutcome,
 } from '../store.js';
 import { listAudit, writeAudit } from './audit.js';
+import { PgCatalogue } from './catalogue.js';
 import { ChangeFeed } from './change-feed.js';
 import { commitUsage } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
@@ -54,6 +55,7 @@ export class PostgresStore implements Store {
   private readonly schema: string;
   private readonly feed: ChangeFeed;
   private readonly t: PgTransactions;
+  readonly catalogue: PgCatalogue;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -69,6 +71,7 @@ export class PostgresStore implements Store {
     });
     void this.feed.start();
     this.t = new PgTransactions(this.pool, this.feed, options.observer);
+    this.catalogue = new PgCatalogue(this.t);
   }
 
   /** In sync only while the change feed is proven alive. */

@@ -37,6 +37,7 @@ import type {
   UsageOutcome,
 } from '../store.js';
 import { listAudit, writeAudit } from './audit.js';
+import { SqliteCatalogue } from './catalogue.js';
 import { type ExecutorOptions, SqliteExecutor } from './executor.js';
 import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
@@ -51,9 +52,11 @@ export class SqliteStore implements Store {
   private readonly x: SqliteExecutor;
   private readonly windows: FairUseSql;
   private readonly groupCommit: GroupCommit;
+  readonly catalogue: SqliteCatalogue;
 
   constructor(options: SqliteStoreOptions) {
     this.x = new SqliteExecutor(options);
+    this.catalogue = new SqliteCatalogue(this.x);
     this.windows = new FairUseSql(this.x);
     this.groupCommit = new GroupCommit(this.x, this.windows);
   }

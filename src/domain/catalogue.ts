@@ -1,0 +1,379 @@
+/**
+ * @module Catalogue tools: operator-declared tools forwarded to their own HTTP service. Parses and
+ * validates a catalogue (refused whole, every problem listed), resolves header placeholders and
+ * reads the records an answer holds for metering.
+ */
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { MAX_TOKENS } from './ledger.js';
+import { type Category, isCategory } from './plans.js';
+
+export const ACCOUNT_TOOLS = ['get_account', 'get_billing', 'get_usage'] as const;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const MAX_TIMEOUT_MS = 600_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+export const MAX_RESPONSE_BYTES_LIMIT = 100 * 1024 * 1024;
+const MAX_TOOLS = 500;
+const MAX_DESCRIPTION = 4000;
+const MAX_HEADER_VALUE = 8192;
+
+export interface ToolMetering {
+  category: Category;
+  records_pointer: string;
+  expected_records_pointer: string | null;
+  tokens_per_call: number;
+  tokens_per_record: number;
+}
+
+/** A catalogue tool as stored and shown: every default applied (the wire form, snake_case). */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  upstream: { url: string; timeout_ms: number; max_response_bytes: number; headers: Record<string, string> };
+  /** null: a free tool, not metered. */
+  metering: ToolMetering | null;
+}
+
+/** `path` is a JSON Pointer into the input ("" for the whole input). */
+export interface Problem {
+  path: string;
+  reason: string;
+}
+
+// Under NodeNext the CommonJS default export arrives as the module object; `.default` is the plugin
+// both for the type checker and at run time.
+const addFormats = addFormatsModule.default;
+// Only used to prove a schema compiles; each schema is removed again so the instance neither grows
+// nor lets one tool's `$id` clash with (or be referenced by) another's.
+const ajv = new Ajv({ allErrors: false, strict: true });
+addFormats(ajv);
+
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const CONTROL = /[\r\n\0]/;
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the reason shows the placeholder syntax.
+const MALFORMED = 'has a malformed placeholder: write ${NAME}, NAME of A-Z, a-z, 0-9, "_", not a digit first';
+const SET_BY_TOOLGATE =
+  /^(content-type|content-length|host|connection|transfer-encoding|x-request-id|x-toolgate-.*)$/i;
+const TOOL_MEMBERS = ['name', 'description', 'input_schema', 'upstream', 'metering'];
+const UPSTREAM_MEMBERS = ['url', 'timeout_ms', 'max_response_bytes', 'headers'];
+const METERING_MEMBERS =
+  'category records_pointer expected_records_pointer tokens_per_call tokens_per_record'.split(' ');
+
+type Obj = Record<string, unknown>;
+
+function isObject(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function child(path: string, key: string | number): string {
+  return `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+}
+
+function isPointer(value: string): boolean {
+  return value === '' || (value.startsWith('/') && !/~(?![01])/.test(value));
+}
+
+/** Collects every problem rather than stopping at the first: a catalogue is refused with all of them listed. */
+class Checker {
+  readonly problems: Problem[] = [];
+
+  add(path: string, reason: string): void {
+    this.problems.push({ path, reason });
+  }
+
+  unknownMembers(obj: Obj, allowed: readonly string[], path: string): void {
+    for (const key of Object.keys(obj))
+      if (!allowed.includes(key)) this.add(child(path, key), 'unknown member');
+  }
+
+  integer(obj: Obj, key: string, path: string, min: number, max: number, fallback: number): number {
+    const value = obj[key];
+    if (value === undefined) return fallback;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max)
+      return value;
+    this.add(child(path, key), `must be an integer from ${min} to ${max}`);
+    return fallback;
+  }
+
+  pointer(obj: Obj, key: string, path: string, fallback: string | null): string | null {
+    const value = obj[key];
+    if (value === undefined || (value === null && fallback === null)) return fallback;
+    if (typeof value === 'string' && isPointer(value)) return value;
+    this.add(
+      child(path, key),
+      typeof value === 'string'
+        ? 'must be a JSON Pointer: "" or starting with "/", with "~" only as "~0" or "~1"'
+        : `must be a string (a JSON Pointer)${fallback === null ? ' or null' : ''}`,
+    );
+    return fallback;
+  }
+
+  name(value: unknown, path: string): string {
+    if (typeof value !== 'string') this.add(path, value === undefined ? 'is required' : 'must be a string');
+    else if (!NAME.test(value))
+      this.add(path, 'must be snake_case: 1-64 characters of a-z, 0-9 and "_", starting with a letter');
+    else if ((ACCOUNT_TOOLS as readonly string[]).includes(value))
+      this.add(path, 'is reserved for an account tool');
+    return typeof value === 'string' ? value : '';
+  }
+
+  inputSchema(value: unknown, path: string): Record<string, unknown> {
+    if (value === undefined) return { type: 'object' };
+    if (!isObject(value)) {
+      this.add(path, 'must be an object (a JSON Schema)');
+      return {};
+    }
+    const schema: Obj = { type: 'object', ...structuredClone(value) };
+    const id = typeof value.$id === 'string' ? value.$id.replace(/#\/?$/, '') : undefined;
+    if (value.type !== 'object' && value.type !== undefined)
+      this.add(child(path, 'type'), 'must be "object": tool arguments are a JSON object');
+    else if (value.$async !== undefined)
+      // An async validator returns a promise, which would pass every call.
+      this.add(child(path, '$async'), 'async schemas are not supported');
+    else if (id !== undefined && (ajv.schemas[id] ?? ajv.refs[id]) !== undefined)
+      // Compiling it would fail, and removing it afterwards would drop the meta-schema it names.
+      this.add(child(path, '$id'), 'names a schema toolgate already knows (a JSON Schema meta-schema)');
+    else {
+      try {
+        ajv.compile(schema);
+      } catch (error) {
+        this.add(path, `does not compile: ${(error as Error).message}`);
+      } finally {
+        ajv.removeSchema(schema);
+      }
+    }
+    return schema;
+  }
+
+  url(value: unknown, path: string): string {
+    if (typeof value !== 'string') {
+      this.add(path, value === undefined ? 'is required' : 'must be a string');
+      return '';
+    }
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      this.add(path, 'must be an absolute URL');
+      return value;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      this.add(path, 'must be an http: or https: URL');
+    if (url.username !== '' || url.password !== '')
+      this.add(path, 'must not hold a user name or password: put credentials in upstream.headers');
+    // `url.hash` is "" for a bare trailing "#", which still is a fragment.
+    if (value.includes('#')) this.add(path, 'must not have a fragment ("#...")');
+    return value;
+  }
+
+  headers(value: unknown, path: string): Record<string, string> {
+    if (value === undefined) return {};
+    if (!isObject(value)) {
+      this.add(path, 'must be an object of header names to string values');
+      return {};
+    }
+    const headers: Record<string, string> = {};
+    const seen = new Set<string>();
+    for (const [name, raw] of Object.entries(value)) {
+      const at = child(path, name);
+      const lower = name.toLowerCase();
+      if (!HEADER_NAME.test(name)) this.add(at, 'is not a valid HTTP header name');
+      else if (SET_BY_TOOLGATE.test(name)) this.add(at, 'is set by toolgate and cannot be configured');
+      else if (seen.has(lower)) this.add(at, 'repeats another header (names are case-insensitive)');
+      seen.add(lower);
+      if (typeof raw !== 'string') {
+        this.add(at, 'must be a string');
+        continue;
+      }
+      if (CONTROL.test(raw)) this.add(at, 'must not contain CR, LF or NUL');
+      if (raw.length > MAX_HEADER_VALUE) this.add(at, `must be at most ${MAX_HEADER_VALUE} characters`);
+      if (raw.replace(PLACEHOLDER, '').includes('${')) this.add(at, MALFORMED);
+      headers[name] = raw;
+    }
+    return headers;
+  }
+
+  upstream(value: unknown, path: string): ToolDefinition['upstream'] {
+    if (!isObject(value)) {
+      this.add(path, value === undefined ? 'is required' : 'must be an object');
+      return { url: '', timeout_ms: 0, max_response_bytes: 0, headers: {} };
+    }
+    this.unknownMembers(value, UPSTREAM_MEMBERS, path);
+    return {
+      url: this.url(value.url, child(path, 'url')),
+      timeout_ms: this.integer(value, 'timeout_ms', path, 1, MAX_TIMEOUT_MS, DEFAULT_TIMEOUT_MS),
+      max_response_bytes: this.integer(
+        value,
+        'max_response_bytes',
+        path,
+        1,
+        MAX_RESPONSE_BYTES_LIMIT,
+        DEFAULT_MAX_RESPONSE_BYTES,
+      ),
+      headers: this.headers(value.headers, child(path, 'headers')),
+    };
+  }
+
+  metering(value: unknown, path: string): ToolMetering | null {
+    if (value === undefined || value === null) return null;
+    if (!isObject(value)) {
+      this.add(path, 'must be an object or null');
+      return null;
+    }
+    this.unknownMembers(value, METERING_MEMBERS, path);
+    const category = value.category;
+    const known = typeof category === 'string' && isCategory(category);
+    const categoryProblem = category === undefined ? 'is required' : 'must be "enrich" or "search"';
+    if (!known) this.add(child(path, 'category'), categoryProblem);
+    return {
+      category: known ? category : 'enrich',
+      records_pointer: this.pointer(value, 'records_pointer', path, '/results') ?? '/results',
+      expected_records_pointer: this.pointer(value, 'expected_records_pointer', path, null),
+      tokens_per_call: this.integer(value, 'tokens_per_call', path, 0, MAX_TOKENS, 0),
+      tokens_per_record: this.integer(value, 'tokens_per_record', path, 0, MAX_TOKENS, 0),
+    };
+  }
+
+  /** `fixedName`: the name from the admin API's URL, which the body may repeat but not contradict. */
+  tool(value: unknown, path: string, fixedName?: string): ToolDefinition | undefined {
+    if (!isObject(value)) {
+      this.add(path, 'must be an object');
+      return undefined;
+    }
+    this.unknownMembers(value, TOOL_MEMBERS, path);
+    let name: string;
+    if (fixedName === undefined) name = this.name(value.name, child(path, 'name'));
+    else {
+      name = this.name(fixedName, child(path, 'name'));
+      if (value.name !== undefined && value.name !== fixedName)
+        this.add(child(path, 'name'), `must equal the tool name in the URL ("${fixedName}")`);
+    }
+    const description = value.description ?? '';
+    if (typeof description !== 'string') this.add(child(path, 'description'), 'must be a string');
+    else if (description.length > MAX_DESCRIPTION)
+      this.add(child(path, 'description'), `must be at most ${MAX_DESCRIPTION} characters`);
+    return {
+      name,
+      description: typeof description === 'string' ? description : '',
+      input_schema: this.inputSchema(value.input_schema, child(path, 'input_schema')),
+      upstream: this.upstream(value.upstream, child(path, 'upstream')),
+      metering: this.metering(value.metering, child(path, 'metering')),
+    };
+  }
+}
+
+export function parseCatalogue(
+  input: unknown,
+): { ok: true; tools: ToolDefinition[] } | { ok: false; problems: Problem[] } {
+  const check = new Checker();
+  if (!isObject(input))
+    return { ok: false, problems: [{ path: '', reason: 'must be an object with a "tools" array' }] };
+  check.unknownMembers(input, ['tools'], '');
+  const list = input.tools;
+  if (!Array.isArray(list) || list.length < 1 || list.length > MAX_TOOLS) {
+    check.add('/tools', list === undefined ? 'is required' : `must be an array of 1 to ${MAX_TOOLS} tools`);
+    if (!Array.isArray(list)) return { ok: false, problems: check.problems };
+  }
+  const tools: ToolDefinition[] = [];
+  const firstAt = new Map<string, number>();
+  list.forEach((entry, index) => {
+    const tool = check.tool(entry, child('/tools', index));
+    if (!tool) return;
+    tools.push(tool);
+    const first = firstAt.get(tool.name);
+    if (first !== undefined && NAME.test(tool.name))
+      check.add(child(child('/tools', index), 'name'), `duplicate name (also at /tools/${first})`);
+    else if (first === undefined) firstAt.set(tool.name, index);
+  });
+  return check.problems.length > 0 ? { ok: false, problems: check.problems } : { ok: true, tools };
+}
+
+/**
+ * One tool (the admin API's PUT /admin/v1/tools/{name} body); `name` in the body, when present, must
+ * equal `name`. Paths are relative to the tool ("/upstream/url").
+ */
+export function parseTool(
+  name: string,
+  input: unknown,
+): { ok: true; tool: ToolDefinition } | { ok: false; problems: Problem[] } {
+  const check = new Checker();
+  const tool = check.tool(input, '', name);
+  return tool && check.problems.length === 0 ? { ok: true, tool } : { ok: false, problems: check.problems };
+}
+
+/** The `${NAME}` placeholders in a tool's header values. */
+export function headerVariables(tool: ToolDefinition): string[] {
+  const names = new Set<string>();
+  for (const value of Object.values(tool.upstream.headers))
+    for (const match of value.matchAll(PLACEHOLDER)) names.add(match[1]!);
+  return [...names];
+}
+
+/**
+ * The headers with every ${NAME} replaced from `env`; or the names missing from env. A variable
+ * holding CR, LF or NUL counts as missing: substituting it would let the environment inject headers.
+ */
+export function resolveHeaders(
+  tool: ToolDefinition,
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; headers: Record<string, string> } | { ok: false; missing: string[] } {
+  const missing = headerVariables(tool).filter((name) => {
+    const value = env[name];
+    return value === undefined || CONTROL.test(value);
+  });
+  if (missing.length > 0) return { ok: false, missing };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(tool.upstream.headers))
+    headers[name] = value.replace(PLACEHOLDER, (_, variable: string) => env[variable] ?? '');
+  return { ok: true, headers };
+}
+
+/** RFC 6901: the value at `pointer` in `doc`, or undefined. "" is the whole document. */
+export function pointerGet(doc: unknown, pointer: string): unknown {
+  if (!isPointer(pointer)) return undefined;
+  if (pointer === '') return doc;
+  let current = doc;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(current)) {
+      // Only canonical indexes: "01", "-" or "1e0" name no element.
+      if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
+      current = current[Number(token)];
+    } else if (isObject(current)) {
+      // Own members only, so "/__proto__" or "/constructor" never reach the prototype.
+      current = Object.hasOwn(current, token) ? current[token] : undefined;
+    } else return undefined;
+  }
+  return current;
+}
+
+function wholeCount(value: unknown): number | undefined {
+  if (Array.isArray(value)) return value.length;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * Records an upstream answer holds at `pointer`: an array counts its length, an object 1, a
+ * non-negative safe integer itself, null/absent 0; anything else (a string, a negative or fractional
+ * number, boolean) is 0 too.
+ */
+export function countRecords(answer: unknown, pointer: string): number {
+  const value = pointerGet(answer, pointer);
+  return wholeCount(value) ?? (isObject(value) ? 1 : 0);
+}
+
+/**
+ * Expected records from the caller's arguments: the value at the pointer when it is a non-negative
+ * safe integer (or an array: its length), else 0.
+ */
+export function expectedRecords(args: unknown, pointer: string | null): number {
+  return pointer === null ? 0 : (wholeCount(pointerGet(args, pointer)) ?? 0);
+}
+
+/** Token cost of a hit returning `records` records. */
+export function tokenCost(m: ToolMetering, records: number): number {
+  return m.tokens_per_call + m.tokens_per_record * records;
+}

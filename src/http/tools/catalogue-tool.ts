@@ -1,0 +1,112 @@
+/**
+ * @module A catalogue tool as a data tool: its arguments checked against its input schema (compiled
+ * once per catalogue revision), the call forwarded to its upstream (upstream/forward.ts), and the
+ * upstream's answer read as a hit, a miss or an error. The pipeline (pipeline.ts) does the rest, as
+ * for every data tool.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import {
+  countRecords,
+  expectedRecords,
+  resolveHeaders,
+  type ToolDefinition,
+  tokenCost,
+} from '../../domain/catalogue.js';
+import type { Upstreams, UpstreamTarget } from '../../upstream/forward.js';
+import { ApiError, argumentsMessage } from '../errors.js';
+import type { DataTool, ToolAnswer } from './tool.js';
+
+const addFormats = addFormatsModule.default;
+
+export interface ServedTool {
+  definition: ToolDefinition;
+  tool: DataTool;
+  /** The first problem with these arguments, as the 400's message; undefined when they are fine. */
+  check(args: unknown): string | undefined;
+  /** Why this server cannot serve the tool (503), or undefined. */
+  unavailable: string | undefined;
+}
+
+export interface CatalogueToolDeps {
+  upstreams: Upstreams;
+  /** Where `${NAME}` in upstream headers is looked up: this server's environment. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Told, once per definition built, that a tool cannot be served here and why. */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolDeps): ServedTool {
+  const validate = compile(definition.input_schema);
+  const headers = resolveHeaders(definition, deps.env);
+  let unavailable: string | undefined;
+  if (!headers.ok) {
+    unavailable = `The tool "${definition.name}" is not available on this server.`;
+    deps.warn?.('catalogue tool unavailable: environment variables missing', {
+      tool: definition.name,
+      missing: headers.missing,
+    });
+  }
+  const target: UpstreamTarget = {
+    url: definition.upstream.url,
+    timeoutMs: definition.upstream.timeout_ms,
+    maxResponseBytes: definition.upstream.max_response_bytes,
+    headers: headers.ok ? headers.headers : {},
+  };
+  const m = definition.metering;
+  const tool: DataTool = {
+    kind: 'data',
+    name: definition.name,
+    summary: definition.description.split('\n')[0]?.slice(0, 120) ?? definition.name,
+    description: definition.description,
+    args: definition.input_schema,
+    results: {},
+    metered: m && {
+      category: m.category,
+      expectedRecords: (args) => expectedRecords(args, m.expected_records_pointer),
+      tokenCost: (_args, records) => tokenCost(m, records),
+    },
+    async run(ctx, args): Promise<ToolAnswer> {
+      const result = await deps.upstreams.forward(target, {
+        body: JSON.stringify(args),
+        requestId: ctx.requestId,
+        accountId: ctx.accountId,
+        keyId: ctx.keyId,
+        tool: definition.name,
+      });
+      switch (result.kind) {
+        case 'answer': {
+          const answer: ToolAnswer = {
+            results: result.results,
+            records: m && result.status === 'ok' ? countRecords(result.body, m.records_pointer) : 0,
+          };
+          if (result.status === 'not_found') answer.missed = true;
+          if (result.metadata) answer.metadata = result.metadata;
+          if (result.httpStatus === 404) answer.httpStatus = 404;
+          return answer;
+        }
+        case 'rejected':
+          throw new ApiError('invalid_arguments', result.message);
+        case 'error':
+          ctx.log.warn({ tool: definition.name, reason: result.reason }, 'upstream call failed');
+          throw new ApiError(result.code);
+      }
+    },
+  };
+  return {
+    definition,
+    tool,
+    unavailable,
+    check: (args) => (validate(args) ? undefined : argumentsMessage(validate.errors?.[0])),
+  };
+}
+
+/**
+ * Each revision's validators come from their own Ajv, so a removed tool's compiled schema goes with
+ * it; the options are the ones the catalogue was checked with (domain/catalogue.ts).
+ */
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const ajv = new Ajv({ allErrors: false, strict: true });
+  addFormats(ajv);
+  return ajv.compile(schema);
+}

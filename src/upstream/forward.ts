@@ -1,0 +1,263 @@
+/** @module The one place that calls an operator's upstream service for a catalogue tool; every failure is a value. */
+
+import { Agent, type Dispatcher } from 'undici';
+
+export interface UpstreamTarget {
+  /** An http(s) URL. */
+  url: string;
+  /** The whole call: connect, headers and body. */
+  timeoutMs: number;
+  /** The answer's body is read up to this, then abandoned. */
+  maxResponseBytes: number;
+  /** Already resolved (no ${ENV} left); added to the request. */
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface ForwardCall {
+  /** The caller's arguments, already serialised as JSON. */
+  body: string;
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  tool: string;
+}
+
+export type UpstreamResult =
+  /** 2xx with a JSON object body, or 404: status 'ok' or 'not_found'. */
+  | {
+      kind: 'answer';
+      httpStatus: number;
+      status: 'ok' | 'not_found';
+      results: unknown;
+      metadata: Record<string, unknown> | undefined;
+      /** The whole answer (what a records pointer points into); undefined for a 404 without a JSON object. */
+      body: Record<string, unknown> | undefined;
+    }
+  /** 400 or 422: the caller's arguments were refused; message = the body's `message` when it is a string, cut to 500 chars. */
+  | { kind: 'rejected'; message: string | undefined }
+  /** Anything else; `reason` is for the server's log only (never shown to callers), and never contains header values. */
+  | { kind: 'error'; code: 'upstream_error' | 'upstream_timeout'; reason: string };
+
+const MAX_MESSAGE_CHARS = 500;
+
+/** Lower-cased names toolgate sets itself; an operator's configured header of the same name is dropped, not merged. */
+const OWN_HEADERS = new Set([
+  'content-type',
+  'x-request-id',
+  'x-toolgate-account',
+  'x-toolgate-key',
+  'x-toolgate-tool',
+]);
+
+/** undici's own timeouts count as ours: they are set to the same bound, so either firing means the same thing. */
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  ENOTFOUND: 'DNS lookup failed',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'connection closed by the upstream',
+};
+
+type Body = Dispatcher.ResponseData['body'];
+
+export class Upstreams {
+  private readonly agent: Agent;
+
+  constructor(opts: { connections?: number } = {}) {
+    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: opts.connections ?? 128, pipelining: 1 });
+  }
+
+  /** Never rejects: a broken, slow or oversized upstream is a result the caller maps to its own error. */
+  async forward(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return upstreamError('the upstream URL is not valid');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return upstreamError('the upstream URL is not http(s)');
+    // undici would silently drop userinfo; refusing keeps a misconfigured secret from being ignored unnoticed.
+    if (url.username || url.password)
+      return upstreamError('the upstream URL carries credentials; use headers');
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, target.timeoutMs);
+    try {
+      const res = await this.agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: requestHeaders(target.headers, call),
+        body: call.body,
+        signal: controller.signal,
+        headersTimeout: target.timeoutMs,
+        bodyTimeout: target.timeoutMs,
+      });
+      return await interpret(res, target.maxResponseBytes);
+    } catch (err) {
+      if (timedOut || TIMEOUT_CODES.has(errorCode(err) ?? '')) return timeout(target.timeoutMs);
+      return upstreamError(describeFailure(err));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function requestHeaders(
+  configured: Readonly<Record<string, string>>,
+  call: ForwardCall,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(configured)) {
+    if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
+  headers['content-type'] = 'application/json';
+  headers['x-request-id'] = call.requestId;
+  headers['x-toolgate-account'] = call.accountId;
+  headers['x-toolgate-key'] = call.keyId;
+  headers['x-toolgate-tool'] = call.tool;
+  return headers;
+}
+
+async function interpret(res: Dispatcher.ResponseData, maxBytes: number): Promise<UpstreamResult> {
+  const status = res.statusCode;
+  const wanted = (status >= 200 && status < 300) || status === 404 || status === 400 || status === 422;
+  if (!wanted) {
+    // Drained, not destroyed, so a small error page leaves the connection reusable.
+    await res.body.dump({ limit: maxBytes }).catch(() => undefined);
+    if (status === 401 || status === 403) {
+      return upstreamError(`upstream refused toolgate's credentials (answered ${status})`);
+    }
+    return upstreamError(`upstream answered ${status}`);
+  }
+
+  const text = await readCapped(res.body, res.headers['content-length'], maxBytes);
+  if (text === undefined) return upstreamError(`answer larger than ${maxBytes} bytes`);
+  const parsed = parseJson(text);
+
+  if (status === 404) {
+    const body = isPlainObject(parsed) ? parsed : undefined;
+    return {
+      kind: 'answer',
+      httpStatus: 404,
+      status: 'not_found',
+      results: body?.results ?? null,
+      metadata: metadataOf(body),
+      body,
+    };
+  }
+  if (status === 400 || status === 422) {
+    const message = isPlainObject(parsed) ? parsed.message : undefined;
+    return { kind: 'rejected', message: typeof message === 'string' ? cut(message) : undefined };
+  }
+
+  if (parsed === INVALID) return upstreamError('invalid JSON');
+  if (!isPlainObject(parsed)) return upstreamError('not an object');
+  let answerStatus: 'ok' | 'not_found';
+  if (!('status' in parsed) || parsed.status === 'ok') answerStatus = 'ok';
+  else if (parsed.status === 'not_found') answerStatus = 'not_found';
+  else return upstreamError(`unknown status ${cut(JSON.stringify(parsed.status), 40)}`);
+  return {
+    kind: 'answer',
+    httpStatus: status,
+    status: answerStatus,
+    results: parsed.results ?? null,
+    metadata: metadataOf(parsed),
+    body: parsed,
+  };
+}
+
+/** The body as text, or undefined once it passes `maxBytes` (the body is then destroyed, freeing nothing but memory). */
+async function readCapped(
+  body: Body,
+  contentLength: string | string[] | undefined,
+  maxBytes: number,
+): Promise<string | undefined> {
+  const declared = typeof contentLength === 'string' ? Number(contentLength) : Number.NaN;
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    abandon(body);
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop early destroys the stream through the iterator, so no error event goes unheard.
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > maxBytes) return undefined;
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function abandon(body: Body): void {
+  // undici emits RequestAbortedError when a body is destroyed unread; nobody else listens for it.
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+const INVALID = Symbol('invalid JSON');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return INVALID;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function metadataOf(body: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return isPlainObject(body?.metadata) ? body.metadata : undefined;
+}
+
+/** Cut by code points, so a message never ends in half a surrogate pair. */
+function cut(text: string, max = MAX_MESSAGE_CHARS): string {
+  if (text.length <= max) return text;
+  return Array.from(text).slice(0, max).join('');
+}
+
+function upstreamError(reason: string): UpstreamResult {
+  return { kind: 'error', code: 'upstream_error', reason };
+}
+
+function timeout(ms: number): UpstreamResult {
+  return { kind: 'error', code: 'upstream_timeout', reason: `no complete answer within ${ms} ms` };
+}
+
+function errorCode(err: unknown): string | undefined {
+  if (!isPlainErrorLike(err)) return undefined;
+  if (typeof err.code === 'string') return err.code;
+  // Happy-eyeballs connects fail with an AggregateError whose parts carry the code.
+  if (Array.isArray(err.errors)) return errorCode(err.errors[0]);
+  return errorCode(err.cause);
+}
+
+function isPlainErrorLike(value: unknown): value is { code?: unknown; errors?: unknown; cause?: unknown } {
+  return typeof value === 'object' && value !== null;
+}
+
+/** From the error's code only: messages may quote the request, and headers hold secrets. */
+function describeFailure(err: unknown): string {
+  const code = errorCode(err);
+  if (code === undefined) return `request failed (${err instanceof Error ? err.name : typeof err})`;
+  const what = NETWORK_REASONS[code] ?? 'request failed';
+  return `${what} (${code})`;
+}
