@@ -10,6 +10,7 @@ import { type Config, resolveKeySecrets } from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
+import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
@@ -26,13 +27,13 @@ export interface Running {
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
-  const { store, reads } = await openCachedStore(config.database, {
-    warn: (message, fields) => logger.warn(fields, message),
-  });
+  const warn = (message: string, fields: Record<string, unknown>) => logger.warn(fields, message);
+  const { store, reads } = await openCachedStore(config.database, { warn });
   const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const keyUsage = new KeyUsageRecorder(store, systemClock);
   keyUsage.start();
+  const catalogue = await serveCatalogue({ catalogue: store.catalogue, env: process.env, warn });
   const services = createServices({
     store,
     reads,
@@ -41,9 +42,11 @@ export async function startServer(config: Config): Promise<Running> {
     keySecret: keySecret!,
     previousKeySecrets,
     keyUsage,
+    catalogueChanged: () => catalogue.refresh(),
   });
   const app = await buildApp({
     services,
+    catalogue,
     adminTokens: config.adminTokens,
     logger,
     rateLimits: {
@@ -64,6 +67,7 @@ export async function startServer(config: Config): Promise<Running> {
       store: store.backend,
       admin_api: config.adminTokens.length > 0 ? config.adminTokens.map((t) => t.name) : 'off',
       rate_limit: config.rateLimit,
+      catalogue_tools: catalogue.list().length,
     },
     'toolgate listening',
   );
@@ -72,6 +76,7 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await catalogue.close();
       await keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
       await store.close();
     })();

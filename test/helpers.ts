@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { FixedClock } from '../src/domain/clock.js';
 import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { buildApp } from '../src/http/app.js';
+import { type ServedCatalogue, serveCatalogue } from '../src/http/tools/catalogue.js';
 import type { Tool } from '../src/http/tools/tool.js';
 import { createLogger } from '../src/logger.js';
 import { createServices, type Services } from '../src/service/index.js';
@@ -86,23 +87,48 @@ export async function scratchServices(
 
 export interface AppHarness extends Harness {
   app: FastifyInstance;
+  /** The catalogue the app serves, when asked for one. */
+  catalogue?: ServedCatalogue;
 }
 
 /** The HTTP app on a scratch store, for `inject` (no sockets). */
 export async function scratchApp(
-  opts: { adminToken?: string | null; tools?: readonly Tool[]; keyPrefix?: string; lockWaitMs?: number } = {},
+  opts: {
+    adminToken?: string | null;
+    tools?: readonly Tool[];
+    keyPrefix?: string;
+    lockWaitMs?: number;
+    /** Serve the tool catalogue, with `${NAME}` looked up in `env`. */
+    catalogue?: { env?: Record<string, string | undefined>; pollMs?: number };
+  } = {},
 ): Promise<AppHarness> {
   const h = await scratchServices(opts);
+  let services = h.services;
+  let catalogue: ServedCatalogue | undefined;
+  if (opts.catalogue) {
+    const served = await serveCatalogue({
+      catalogue: h.store.catalogue,
+      env: opts.catalogue.env ?? {},
+      ...(opts.catalogue.pollMs !== undefined ? { pollMs: opts.catalogue.pollMs } : {}),
+    });
+    catalogue = served;
+    // As the server wires it: a change made through these services is served at once.
+    services = createServices({ ...h.services.deps, catalogueChanged: () => served.refresh() });
+  }
   const app = await buildApp({
-    services: h.services,
+    services,
     adminToken: opts.adminToken === undefined ? ADMIN_TOKEN : opts.adminToken,
     ...(opts.tools ? { tools: opts.tools } : {}),
+    ...(catalogue ? { catalogue } : {}),
   });
   return {
     ...h,
+    services,
     app,
+    ...(catalogue ? { catalogue } : {}),
     async close() {
       await app.close();
+      await catalogue?.close();
       await h.close();
     },
   };

@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
 import { ErrorBodySchema } from './schemas.js';
+import type { ServedCatalogue } from './tools/catalogue.js';
 import { TOOLS } from './tools/index.js';
 import type { Tool } from './tools/tool.js';
 
@@ -30,6 +31,8 @@ export interface AppDeps {
   logger?: Logger;
   /** The tools to serve; the registered list by default (tests add their own). */
   tools?: readonly Tool[];
+  /** The catalogue's tools, served beside them (none: only the registered tools). */
+  catalogue?: ServedCatalogue;
   /** Largest request body accepted, in bytes. */
   bodyLimit?: number;
   /** Rate limits on the tools API; none when not given (tests that are not about them). */
@@ -164,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(toolRoutes, {
     services: deps.services,
     tools: deps.tools ?? TOOLS,
+    ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
     ...(deps.rateLimits ? { limits: new RateLimits(deps.rateLimits) } : {}),
   });
   const adminTokens =
@@ -175,6 +179,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       adminTokens,
     });
   }
-  await app.register(metaRoutes, { store: deps.services.deps.store });
+  await app.register(metaRoutes, {
+    store: deps.services.deps.store,
+    ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
+  });
   return app;
 }

@@ -22,6 +22,8 @@ export interface ServiceDeps {
    * When set, every change the use cases make is written to the audit trail under it.
    */
   actor?: string;
+  /** Called after this process changed the tool catalogue, so that it serves the change at once. */
+  catalogueChanged?: () => Promise<void>;
 }
 
 export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);

@@ -3,6 +3,7 @@
 import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
+import { CatalogueService } from './catalogue.js';
 import { now, type ServiceDeps } from './context.js';
 import { KeyService } from './keys.js';
 import { PlanService } from './plans.js';
@@ -29,6 +30,7 @@ export class Services {
   readonly tokens: TokenService;
   readonly usage: UsageService;
   readonly audit: AuditService;
+  readonly catalogue: CatalogueService;
 
   constructor(
     readonly deps: ServiceDeps,
@@ -41,6 +43,7 @@ export class Services {
     this.tokens = new TokenService(deps);
     this.usage = new UsageService(deps);
     this.audit = new AuditService(deps);
+    this.catalogue = new CatalogueService(deps);
   }
 
   /**

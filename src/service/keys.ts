@@ -1,4 +1,5 @@
 /** @module Use cases on API keys: create (the key is returned once), list, revoke, authenticate. */
+import type { AccountStatus } from '../domain/accounts.js';
 import {
   type ApiKeyRecord,
   digestKey,
@@ -19,6 +20,10 @@ export interface AuthenticatedKey {
   keyId: string;
   accountId: string;
 }
+
+export type KeyVerification =
+  | { valid: true; account_id: string; key_id: string; account_status: AccountStatus; plan: string }
+  | { valid: false; code: 'invalid_api_key' };
 
 /** What KeyService notes of a key it remembers: its last answer, and when its use was noted. */
 interface KeyNotes {
@@ -73,6 +78,23 @@ export class KeyService {
     const audit = draftAudit(this.deps, 'key.revoke', existing.accountId, keyId, {});
     const key = await this.deps.store.revokeApiKey(keyId, now(this.deps), audit);
     return key ? ok(keyRecord(key)) : fail('not_found', `No key "${keyId}".`);
+  }
+
+  /**
+   * For tools served elsewhere (POST /admin/v1/keys/verify): whether a key is valid, and whose.
+   * Malformed, unknown and revoked keys get the same answer, as on the tools API.
+   */
+  async verify(presented: string): Promise<KeyVerification> {
+    const result = await this.authenticate(presented);
+    const snapshot = result.ok ? await this.deps.reads.getSnapshot(result.value.accountId) : undefined;
+    if (!result.ok || !snapshot) return { valid: false, code: 'invalid_api_key' };
+    return {
+      valid: true,
+      account_id: snapshot.account.id,
+      key_id: result.value.keyId,
+      account_status: snapshot.account.status,
+      plan: snapshot.plan.id,
+    };
   }
 
   /**

@@ -11,6 +11,8 @@ import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest, unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
+import { doc } from './admin-doc.js';
+import { adminToolRoutes } from './admin-tools.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
@@ -23,16 +25,6 @@ const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 const strict = { additionalProperties: false } as const;
-
-/** A route's schema: its own parts (typed: the handler's request is inferred from them) and the shared ones. */
-const doc = <S extends object>(summary: string, extra: S = {} as S) => ({
-  tags: ['admin'],
-  summary,
-  security: [{ adminToken: [] }],
-  // Successes as the use cases shape them (docs/api.md), serialised as JSON.stringify would.
-  response: { '2xx': Type.Unknown(), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
-  ...extra,
-});
 
 const pageOf = (q: { limit?: string; after?: string }) =>
   [q.limit === undefined ? undefined : Number(q.limit), q.after] as const;
@@ -296,4 +288,6 @@ export async function adminRoutes(
       };
     },
   );
+
+  adminToolRoutes(app, s);
 }

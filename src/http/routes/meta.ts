@@ -2,8 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import type { Store } from '../../store/store.js';
+import { OpenApiDocument } from '../openapi.js';
+import type { ServedCatalogue } from '../tools/catalogue.js';
 
-export async function metaRoutes(app: FastifyInstance, opts: { store: Store }) {
+export async function metaRoutes(app: FastifyInstance, opts: { store: Store; catalogue?: ServedCatalogue }) {
   app.get(
     '/healthz',
     {
@@ -18,5 +20,6 @@ export async function metaRoutes(app: FastifyInstance, opts: { store: Store }) {
       return { status: 'ok' as const, store: opts.store.backend };
     },
   );
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const openapi = new OpenApiDocument(() => app.swagger() as Record<string, unknown>, opts.catalogue);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => openapi.current());
 }

@@ -1,0 +1,53 @@
+/**
+ * @module The admin API's tool catalogue (`/admin/v1/tools`) and key verification for tools served
+ * elsewhere (`/admin/v1/keys/verify`); registered inside adminRoutes, behind its token check.
+ */
+import type { FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import type { Services } from '../../service/index.js';
+import { unwrap } from '../auth.js';
+import { type AdminApp, doc } from './admin-doc.js';
+
+const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });
+
+export function adminToolRoutes(
+  app: AdminApp,
+  s: (request: Pick<FastifyRequest, 'actor'>) => Services,
+): void {
+  app.get('/tools', { schema: doc('The tool catalogue, by name') }, async (request) => ({
+    data: await s(request).catalogue.list(),
+  }));
+
+  app.get('/tools/:name', { schema: doc('Show a catalogue tool', { params: Name }) }, async (request) =>
+    unwrap(await s(request).catalogue.get(request.params.name)),
+  );
+
+  app.put(
+    '/tools/:name',
+    {
+      schema: doc('Create or replace a catalogue tool (refused whole, every problem listed)', {
+        params: Name,
+        // Checked by the catalogue's own rules, which list every problem with its member path.
+        body: Type.Unknown(),
+      }),
+    },
+    async (request, reply) => {
+      const answer = unwrap(await s(request).catalogue.put(request.params.name, request.body));
+      return reply.code(answer.outcome === 'created' ? 201 : 200).send(answer);
+    },
+  );
+
+  app.delete('/tools/:name', { schema: doc('Remove a catalogue tool', { params: Name }) }, async (request) =>
+    unwrap(await s(request).catalogue.remove(request.params.name)),
+  );
+
+  app.post(
+    '/keys/verify',
+    {
+      schema: doc('Verify an API key for a tool served elsewhere (200 either way)', {
+        body: Type.Object({ key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
+      }),
+    },
+    async (request) => s(request).keys.verify(request.body.key),
+  );
+}
