@@ -51,6 +51,9 @@ export interface MeterRequest<T> {
 }
 
 export class UsageService {
+  /** Requests let through by `hold` and not yet committed, by account and category. */
+  private readonly inFlight = new Map<string, number>();
+
   constructor(private readonly deps: ServiceDeps) {}
 
   /**
@@ -113,13 +116,24 @@ export class UsageService {
   /**
    * Read-only: would this consumption and charge be accepted now? Status, then fair use, then
    * tokens. Lets a metered tool refuse before doing any work; `meter` decides for real.
+   * `requestsInFlight` are requests already let through and not yet committed (see `hold`).
    */
-  precheck(snapshot: AccountSnapshot, category: Category, amounts: Amounts, tokenCost: number): Result<void> {
+  precheck(
+    snapshot: AccountSnapshot,
+    category: Category,
+    amounts: Amounts,
+    tokenCost: number,
+    requestsInFlight = 0,
+  ): Result<void> {
     const { account, plan } = snapshot;
     const refused = statusRefusal(account.status);
     if (refused) return refused;
     const t = now(this.deps);
-    const check = applyConsumption(snapshot.windows, incrementsFor(plan.limits, category, amounts), t);
+    const checked =
+      requestsInFlight === 0
+        ? amounts
+        : { records: amounts.records, requests: amounts.requests + requestsInFlight };
+    const check = applyConsumption(snapshot.windows, incrementsFor(plan.limits, category, checked), t);
     if (!check.ok) return exceededFailure(check.exceeded);
     if (!isUnlimited(account, plan) && tokenCost > account.tokenBalance) {
       return fail(
@@ -131,6 +145,36 @@ export class UsageService {
       );
     }
     return ok(undefined);
+  }
+
+  /**
+   * precheck, counting this process's calls of the account's category still on their way, and on
+   * success one more of them until `release`. So a burst on a nearly spent quota sends the tool no
+   * more calls than the requests left, instead of letting every call through to be refused at its
+   * commit after the work was done. Only requests are held: each call that is answered consumes
+   * exactly one, while its records are an estimate and holding them would refuse calls that fit.
+   */
+  hold(
+    snapshot: AccountSnapshot,
+    category: Category,
+    amounts: Amounts,
+    tokenCost: number,
+  ): Result<{ release: () => void }> {
+    const key = `${snapshot.account.id}\0${category}`;
+    const held = this.inFlight.get(key) ?? 0;
+    const checked = this.precheck(snapshot, category, amounts, tokenCost, held);
+    if (!checked.ok) return checked;
+    this.inFlight.set(key, held + amounts.requests);
+    let released = false;
+    return ok({
+      release: () => {
+        if (released) return;
+        released = true;
+        const left = (this.inFlight.get(key) ?? 0) - amounts.requests;
+        if (left > 0) this.inFlight.set(key, left);
+        else this.inFlight.delete(key);
+      },
+    });
   }
 
   /** Status, then fair use, then tokens, in one atomic commit; a refusal spends nothing. */

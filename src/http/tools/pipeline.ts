@@ -46,28 +46,35 @@ async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise
 
   const { category } = metering;
   const expected = { records: metering.expectedRecords?.(args) ?? 0, requests: 1 };
-  unwrap(usage.precheck(snapshot, category, expected, metering.tokenCost(args, expected.records)));
-
-  const answer = await tool.run(ctx, args);
-  const records = answer.missed ? 0 : answer.records;
-  if (!Number.isSafeInteger(records) || records < 0) {
-    throw new Error(`Tool ${tool.name} returned an invalid record count: ${String(records)}`);
+  const hold = unwrap(usage.hold(snapshot, category, expected, metering.tokenCost(args, expected.records)));
+  let committed: Awaited<ReturnType<typeof usage.meter>>;
+  try {
+    const answer = await tool.run(ctx, args);
+    const records = answer.missed ? 0 : answer.records;
+    if (!Number.isSafeInteger(records) || records < 0) {
+      throw new Error(`Tool ${tool.name} returned an invalid record count: ${String(records)}`);
+    }
+    const unlimited = isUnlimited(snapshot.account, snapshot.plan);
+    const cost = answer.missed || unlimited ? 0 : metering.tokenCost(args, records);
+    committed = await usage.meter({
+      snapshot,
+      category,
+      amounts: { records, requests: 1 },
+      tokenCost: cost,
+      reason: tool.name,
+      render: (windows, now, balanceAfter) => {
+        // The store has decided: the request is counted in its windows from here on, not held.
+        hold.release();
+        return envelope(answer, {
+          fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now),
+          tokens_charged: cost,
+          tokens_remaining: balanceOf(snapshot, balanceAfter),
+        });
+      },
+    });
+  } finally {
+    hold.release();
   }
-  const cost =
-    answer.missed || isUnlimited(snapshot.account, snapshot.plan) ? 0 : metering.tokenCost(args, records);
-  const committed = await usage.meter({
-    snapshot,
-    category,
-    amounts: { records, requests: 1 },
-    tokenCost: cost,
-    reason: tool.name,
-    render: (windows, now, balanceAfter) =>
-      envelope(answer, {
-        fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now),
-        tokens_charged: cost,
-        tokens_remaining: balanceOf(snapshot, balanceAfter),
-      }),
-  });
   return unwrap(committed).response;
 }
 
