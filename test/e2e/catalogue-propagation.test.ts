@@ -11,7 +11,7 @@ import { scratchDir } from '../helpers.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
-import { type ServerProcess, startServer } from './process.js';
+import { outputLine, type ServerProcess, startServer } from './process.js';
 
 /** What the contract promises: served everywhere within this long of the change being made. */
 const WITHIN_MS = 1_000;
@@ -91,6 +91,23 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
 
     expect((await runCli(cliEnv, ['tools', 'remove', 'ping_tool'])).code).toBe(0);
     await servedWithin(server.url, key, 'ping_tool', 404);
+  });
+
+  it('a tool whose header variable this server lacks answers 503, and the server logs which', async () => {
+    const key = await accountKey(server.url);
+    const needy = {
+      ...tool(upstream),
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a catalogue placeholder, meant literally.
+      upstream: { url: `${upstream.url}/ping`, headers: { 'X-Api-Key': '${PING_API_KEY}' } },
+    };
+    expect((await adminCall(server.url, 'PUT', '/tools/needy_tool', needy)).status).toBe(201);
+    expect(await callTool(server.url, key, 'needy_tool')).toBe(503);
+    const line = await outputLine(server, 'environment variables missing');
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      level: 40,
+      tool: 'needy_tool',
+      missing: ['PING_API_KEY'],
+    });
   });
 });
 
