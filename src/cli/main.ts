@@ -16,6 +16,7 @@ import { CliError, EXIT_OK, EXIT_USAGE, errorBody, reportError } from './output.
 import { registerPlans } from './plans.js';
 import { registerServe } from './serve.js';
 import { registerTokens } from './tokens.js';
+import { registerTools } from './tools.js';
 import { registerUsage } from './usage.js';
 import { registerUsers } from './users.js';
 
@@ -31,7 +32,9 @@ function version(): string {
 /** The command tree; `json()` says whether errors are to be printed as JSON. */
 export function buildProgram(json: () => boolean): Command {
   const program = new Command('toolgate')
-    .description('Operate toolgate: accounts, keys, users, tokens, usage and plans on TOOLGATE_DATABASE_URL.')
+    .description(
+      'Operate toolgate: accounts, keys, users, tokens, usage, plans and tools on TOOLGATE_DATABASE_URL.',
+    )
     .version(version(), '-V, --version')
     .exitOverride()
     .configureOutput({
@@ -45,6 +48,7 @@ export function buildProgram(json: () => boolean): Command {
   registerServe(program);
   registerMigrate(program);
   registerPlans(program);
+  registerTools(program);
   registerAccounts(program);
   registerKeys(program);
   registerUsers(program);

@@ -84,11 +84,26 @@ export function errorBody(e: CliError): Record<string, unknown> {
   };
 }
 
+/**
+ * `  <path>: <reason>` for each problem a refusal lists (a catalogue file's), so people see every
+ * one of them as scripts do in the JSON body; "" otherwise. An empty path is the file as a whole.
+ */
+function problemLines(problems: unknown): string {
+  if (!Array.isArray(problems)) return '';
+  return problems
+    .filter(
+      (p): p is { path: string; reason: string } =>
+        typeof p?.path === 'string' && typeof p?.reason === 'string',
+    )
+    .map((p) => `  ${p.path === '' ? '(whole file)' : p.path}: ${p.reason}\n`)
+    .join('');
+}
+
 /** Prints a failure where it belongs for the mode, and returns the exit code. */
 export function reportError(err: unknown, json: boolean): number {
   const e = toCliError(err);
   if (json) process.stdout.write(`${JSON.stringify(errorBody(e), null, 2)}\n`);
-  else process.stderr.write(`toolgate: ${e.message}\n`);
+  else process.stderr.write(`toolgate: ${e.message}\n${problemLines(e.details.problems)}`);
   return e.exitCode;
 }
 

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: catalogue placeholders, meant literally.
 /**
  * Catalogue tools over the tools API, against a real upstream HTTP server: hits, both forms of miss,
  * every error class, what each consumes and charges, what is forwarded, and that a refused call
@@ -21,7 +22,6 @@ function catalogue(upstream: string) {
           required: ['title'],
           additionalProperties: false,
         },
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: a catalogue placeholder, meant literally.
         upstream: { url: `${upstream}/search`, headers: { Authorization: 'Bearer ${PEOPLE_TOKEN}' } },
         metering: {
           category: 'search',
@@ -36,7 +36,6 @@ function catalogue(upstream: string) {
         metering: { category: 'enrich', records_pointer: '/metadata/count', tokens_per_call: 3 },
       },
       { name: 'ping_free', upstream: { url: `${upstream}/free` } },
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: a catalogue placeholder, meant literally.
       {
         name: 'needs_secret',
         upstream: { url: `${upstream}/free`, headers: { 'X-Api': '${NOT_SET_ANYWHERE}' } },
