@@ -36,10 +36,9 @@ const progress = (line: string) => process.stderr.write(`${line}\n`);
 async function main(): Promise<number> {
   let opts: BenchOptions | 'help';
   try {
-    opts = parseOptions(
-      process.argv.slice(2),
-      SCENARIOS.map((s) => s.id),
-    );
+    opts = parseOptions(process.argv.slice(2), [
+      ...new Set(SCENARIOS.flatMap((s) => (s.group ? [s.id, s.group] : [s.id]))),
+    ]);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`bench: ${err.message}\n\n${USAGE}`);
@@ -49,7 +48,12 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const scenarios = SCENARIOS.filter((s) => opts.only === null || opts.only.includes(s.id));
+  const scenarios = SCENARIOS.filter(
+    (s) =>
+      opts.only === null ||
+      opts.only.includes(s.id) ||
+      (s.group !== undefined && opts.only.includes(s.group)),
+  );
   installCleanupHandlers(() => {
     stopWrk();
   });

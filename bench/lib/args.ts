@@ -72,8 +72,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --accounts <n>      accounts seeded into toolgate, one key each, rotated over by the load (default
                       ${DEFAULTS.accounts}; toolgate's per-key rate limit, 100/s, is in play: the busiest
                       key's rate is printed, and a 429 fails the run)
-  --only <ids>        comma-separated scenario ids: get_account, consumption, scale (default: all
-                      but scale)
+  --only <ids>        comma-separated scenario ids: get_account, consumption, proxied (both of
+                      proxied_metered and proxied_free), scale (default: all but scale)
   --scale             also run the scale comparison: get_account on a database of --scale-base
                       accounts against one of --scale-accounts, both seeded by lib/seeding.ts
                       (bench/seed.ts) with --keys-per-account keys each, the same --accounts keys

@@ -48,6 +48,8 @@ export interface Sample {
     server: number | null;
     loadgen: number;
     database: number | null;
+    /** The process both servers call (the proxied scenarios' upstream), when there is one. */
+    helper?: number | null;
     others: number | null;
     /** Cores the hypervisor took away (steal): not ours, not anyone's on this machine. */
     stolen: number | null;

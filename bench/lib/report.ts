@@ -1,6 +1,7 @@
 /** @module The results: a table for people (ratios against the baseline of the same run), JSON for tools. */
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { type Backend, type BenchOptions, redactUrl } from './args.js';
+import { met, targetCell, targetLine, targetNotices } from './goals.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
 import type { ScaleResult } from './scale.js';
 import { median } from './stats.js';
@@ -109,6 +110,7 @@ export function notices(
   scale: readonly ScaleResult[] = [],
 ): string[] {
   const out = info.skipped.map((s) => `${s.backend} was NOT measured: ${s.reason}`);
+  out.push(...targetNotices(results));
   for (const r of measured(results, scale)) {
     const others = r.sides
       .flatMap((side) => side.rounds)
@@ -132,7 +134,7 @@ export function table(
   const lines: string[] = [];
   lines.push(
     `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start${info.commit ? `; toolgate at ${info.commit}` : ''}`,
-    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}; the baseline: node baseline-server.js`,
+    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}; the baseline: node baseline-server.js${results.some((r) => r.id.startsWith('proxied')) ? ' (proxied: node proxy-baseline.js; both sides call node upstream.js)' : ''}`,
   );
   lines.push(
     `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,
@@ -150,7 +152,7 @@ export function table(
       previous = r.id;
       rows.push(sideRow(title, r.backend, r.baseline));
       rows.push(sideRow('', '', r.toolgate));
-      rows.push(ratioRow(r.ratio));
+      rows.push(ratioRow(r.ratio, 'ratio', targetCell(r)));
     }
     lines.push(...grid(HEADER, rows));
     lines.push('');
@@ -165,6 +167,10 @@ export function table(
     for (const id of ids) {
       const group = results.filter((r) => r.id === id);
       lines.push(`${group[0]!.title}: ${group[0]!.description}`);
+      for (const r of group) {
+        const goal = targetLine(r);
+        if (goal) lines.push(`  ${r.backend}: ${goal}`);
+      }
       for (const r of group)
         for (const n of r.notes) if (n.level === 'info') lines.push(`  ${r.backend}: ${n.text}`);
       const sqlite = group.find((r) => r.backend === 'sqlite');
@@ -212,6 +218,7 @@ const HEADER = [
   'peak RSS MiB',
   'busiest key/s',
   'req/s by round',
+  'req/s target',
 ];
 const RIGHT = new Set([3, 4, 5, 6, 7, 8, 9]);
 
@@ -229,7 +236,7 @@ function grid(header: string[], rows: string[][]): string[] {
   return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(render)];
 }
 
-function ratioRow(ratio: Ratio, name = 'ratio'): string[] {
+function ratioRow(ratio: Ratio, name = 'ratio', target = ''): string[] {
   return [
     '',
     '',
@@ -242,6 +249,7 @@ function ratioRow(ratio: Ratio, name = 'ratio'): string[] {
     '',
     '',
     ratio.rpsByRound.map(times).join(' '),
+    target,
   ];
 }
 
@@ -324,6 +332,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
             server: round3(r.cpu.server),
             load_generator: round3(r.cpu.loadgen),
             postgres_backends: round3(r.cpu.database),
+            ...(r.cpu.helper === undefined ? {} : { upstream: round3(r.cpu.helper) }),
             other_processes: round3(r.cpu.others),
             stolen_by_hypervisor: round3(r.cpu.stolen),
           }
@@ -354,6 +363,8 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
       baseline: side(r.baseline),
       toolgate: side(r.toolgate),
       ratio: ratio(r.ratio),
+      target_rps_ratio: r.target,
+      target_met: r.target === null ? null : met(r),
       notes: r.notes,
     })),
     scale: scale.map((r) => ({

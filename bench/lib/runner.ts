@@ -54,6 +54,8 @@ export interface ScenarioResult {
   toolgate: SideResult;
   /** toolgate / baseline. */
   ratio: Ratio;
+  /** The scenario's target for ratio.rps (met when ratio.rps >= target), or null. */
+  target: number | null;
   notes: Note[];
 }
 
@@ -64,6 +66,8 @@ export interface Side {
   requests: readonly LoadRequest[];
   /** Watches toolgate's PostgreSQL connections during this side's measured rounds. */
   monitor?: PgMonitor | undefined;
+  /** A process this side's server calls (the proxied scenarios' upstream): its CPU is measured too. */
+  helper?: Target | undefined;
 }
 
 export interface Alternation {
@@ -93,7 +97,9 @@ export async function alternate(
     const child = side.target.child;
     const watch = measured ? side.monitor : undefined;
     await watch?.start();
+    const helperPid = side.helper?.child.process.pid;
     const before = {
+      helper: helperPid === undefined ? null : cpuSeconds(helperPid),
       server: cpuSeconds(child.process.pid),
       loadgen: loadgenSeconds(),
       machine: machineSeconds(),
@@ -101,6 +107,8 @@ export async function alternate(
     };
     const sample = await run(side.target.url, side.requests, { ...load, duration: seconds });
     const server = cpuSeconds(child.process.pid);
+    const helperNow = helperPid === undefined ? null : cpuSeconds(helperPid);
+    const helper = helperNow === null || before.helper === null ? null : helperNow - before.helper;
     const loadgen = loadgenSeconds() - before.loadgen;
     const machine = machineSeconds();
     const wall = (performance.now() - before.at) / 1000;
@@ -111,13 +119,21 @@ export async function alternate(
     // Everything else the machine did meanwhile: other people's processes (and PostgreSQL's own
     // background writers). Not measurable where a figure of ours is missing.
     const others =
-      machine === null || before.machine === null || serverUsed === null || (watch && database === null)
+      machine === null ||
+      before.machine === null ||
+      serverUsed === null ||
+      (watch && database === null) ||
+      (helperPid !== undefined && helper === null)
         ? null
-        : Math.max(0, machine.busy - before.machine.busy - serverUsed - loadgen - (database ?? 0));
+        : Math.max(
+            0,
+            machine.busy - before.machine.busy - serverUsed - loadgen - (database ?? 0) - (helper ?? 0),
+          );
     sample.cpu = {
       server: cores(serverUsed),
       loadgen: cores(loadgen)!,
       database: cores(database),
+      ...(helperPid === undefined ? {} : { helper: cores(helper) }),
       others: cores(others),
       stolen:
         machine === null || before.machine === null ? null : cores(machine.steal - before.machine.steal),
@@ -153,24 +169,26 @@ export async function alternate(
       p99: sideB.p99 / sideA.p99,
       rpsByRound: sideB.rounds.map((t, i) => t.rps / sideA.rounds[i]!.rps),
     },
-    cpu: cpuLines(sideA, sideB, a.monitor !== undefined, b.monitor !== undefined),
+    cpu: cpuLines(sideA, sideB, a.monitor !== undefined, b.monitor !== undefined, a.helper ?? b.helper),
   };
 }
 
 export async function runScenario(
   scenario: Scenario,
-  f: Fixture,
+  shared: Fixture,
   opts: BenchOptions,
   progress: (line: string) => void,
 ): Promise<ScenarioResult> {
+  // A scenario with a fixture of its own (the proxied ones: another baseline, a tool to create).
+  const f = scenario.prepare ? await scenario.prepare(shared) : shared;
   const requests = scenario.requests(f);
   await verify(scenario, f, requests[0]!);
   const notes: Note[] = [];
   const logLinesBefore = f.toolgate.child.lines();
 
   const run = await alternate(
-    { name: 'baseline', target: f.baseline, requests },
-    { name: f.toolgate.name, target: f.toolgate, requests, monitor: f.toolgate.monitor },
+    { name: 'baseline', target: f.baseline, requests, helper: f.upstream },
+    { name: f.toolgate.name, target: f.toolgate, requests, monitor: f.toolgate.monitor, helper: f.upstream },
     opts,
     progress,
   );
@@ -216,6 +234,7 @@ export async function runScenario(
     baseline,
     toolgate,
     ratio: run.ratio,
+    target: scenario.target ?? null,
     notes,
   };
 }
@@ -294,7 +313,7 @@ function summarise(name: string, rounds: Sample[], warmup: Sample | null, memory
  * as CPU time per request, which is what decides a ratio on a machine whose cores are all busy: the
  * load generator shares them with the server, so its cost per request is paid on both sides.
  */
-function cpuLines(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): string[] {
+function cpuLines(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean, helper?: Target): string[] {
   const med = (list: Sample[], pick: (s: Sample, c: NonNullable<Sample['cpu']>) => number | null) => {
     const values = list.map((s) => (s.cpu ? pick(s, s.cpu) : null)).filter((v): v is number => v !== null);
     return values.length === list.length && values.length > 0 ? median(values) : null;
@@ -308,12 +327,17 @@ function cpuLines(a: SideResult, b: SideResult, aDb: boolean, bDb: boolean): str
     });
     return us === null ? '?' : us.toFixed(0);
   };
+  const h = helper?.name;
   const one = (s: SideResult, postgres: boolean) => {
-    const db = postgres ? `, postgres backends ${cores(s.rounds, (c) => c.database)}` : '';
+    const db =
+      (postgres ? `, postgres backends ${cores(s.rounds, (c) => c.database)}` : '') +
+      (h ? ` + ${h} ${cores(s.rounds, (c) => c.helper ?? null)}` : '');
     return `${s.name} ${cores(s.rounds, (c) => c.server)}${db} + load generator ${cores(s.rounds, (c) => c.loadgen)} (rest of the machine ${cores(s.rounds, (c) => c.others)}, taken by the hypervisor ${cores(s.rounds, (c) => c.stolen)})`;
   };
   const oneUs = (s: SideResult, postgres: boolean) => {
-    const db = postgres ? ` + postgres backends ${perRequest(s.rounds, (c) => c.database)}` : '';
+    const db =
+      (postgres ? ` + postgres backends ${perRequest(s.rounds, (c) => c.database)}` : '') +
+      (h ? ` + ${h} ${perRequest(s.rounds, (c) => c.helper ?? null)}` : '');
     return `${s.name} ${perRequest(s.rounds, (c) => c.server)}${db} + load generator ${perRequest(s.rounds, (c) => c.loadgen)}`;
   };
   return [

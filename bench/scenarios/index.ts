@@ -1,6 +1,7 @@
 /** @module The scenarios, in the order they run. */
 import { consumption } from './consumption.js';
 import { getAccount } from './get-account.js';
+import { proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
-export const SCENARIOS: readonly Scenario[] = [getAccount, consumption];
+export const SCENARIOS: readonly Scenario[] = [getAccount, consumption, proxiedMetered, proxiedFree];

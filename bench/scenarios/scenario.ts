@@ -12,6 +12,11 @@ export interface Fixture {
   baseline: Target;
   toolgate: ToolgateTarget;
   accounts: readonly SeededAccount[];
+  /**
+   * A process both servers call (the upstream of the proxied scenarios): the runner measures its CPU
+   * beside theirs, since it shares the cores with them.
+   */
+  upstream?: Target;
 }
 
 export interface Note {
@@ -31,11 +36,23 @@ export interface ToolgateTotals {
 export interface Scenario {
   /** For --only and the JSON. */
   id: string;
+  /** Another name for --only that selects this scenario with others (`proxied`). */
+  group?: string;
   title: string;
   /** One line: what toolgate is asked. */
   description: string;
   /** What the requests rotate over, for the per-key rate line: 'key' or 'account'. */
   rotates: string;
+  /**
+   * The least toolgate / baseline req/s ratio this scenario is meant to reach (report: met or
+   * missed); none for scenarios without a target.
+   */
+  target?: number;
+  /**
+   * Before anything else, per backend: the fixture to run against, when it is not the shared one
+   * (another baseline process, a tool to create in toolgate first).
+   */
+  prepare?(f: Fixture): Promise<Fixture>;
   /**
    * The requests, one per seeded account (or key); each connection cycles through them. The baseline
    * gets the same requests: its one route answers any POST path.

@@ -1,0 +1,124 @@
+/**
+ * @module What the `proxied` scenarios share: the upstream (bench/upstream.ts) and the proxying
+ * baseline (bench/proxy-baseline.ts), each started once per run in its own process, the first time a
+ * proxied scenario runs, and stopped with the scenarios' other processes; and, in each toolgate, the
+ * catalogue tools that forward to that same upstream, created through the admin API.
+ */
+import { join } from 'node:path';
+import type { Fixture } from '../scenarios/scenario.js';
+import { call, expectStatus } from './admin.js';
+import { spawnNode, waitForOutput } from './processes.js';
+import type { Target, ToolgateTarget } from './targets.js';
+
+/** The catalogue tools of the proxied scenarios: one metered (category search), one free. */
+export const METERED_TOOL = 'bench_search';
+export const FREE_TOOL = 'bench_free';
+/** The records pointer of the metered tool: the upstream answers 10 results, so 10 records a call. */
+export const RECORDS_PER_CALL = 10;
+
+/** The body of `PUT /admin/v1/tools/<name>` for a tool forwarding to `upstreamUrl`. */
+export function toolDefinition(upstreamUrl: string, metered: boolean): Record<string, unknown> {
+  return {
+    description: `bench: forwards to the bench's upstream (${metered ? 'metered' : 'free'})`,
+    input_schema: { type: 'object' },
+    upstream: { url: `${upstreamUrl}/tool` },
+    ...(metered
+      ? { metering: { category: 'search', records_pointer: '/results', tokens_per_record: 0 } }
+      : {}),
+  };
+}
+
+interface Shared {
+  upstream: Target;
+  baseline: Target;
+}
+
+let shared: Promise<Shared> | null = null;
+
+/** The upstream, then the proxying baseline pointed at it; once per run (cleanup stops both). */
+function startShared(): Promise<Shared> {
+  shared ??= (async () => {
+    const dir = join(import.meta.dirname, '..');
+    const env = { HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production' };
+    const upstreamChild = spawnNode('upstream', join(dir, 'upstream.js'), env);
+    const u = await waitForOutput(upstreamChild, /upstream listening (http:\/\/\S+)/);
+    const upstream = { name: 'upstream', url: u[1]!, child: upstreamChild };
+    const baselineChild = spawnNode('proxy baseline', join(dir, 'proxy-baseline.js'), {
+      ...env,
+      UPSTREAM_URL: `${upstream.url}/tool`,
+    });
+    const b = await waitForOutput(baselineChild, /proxy baseline listening (http:\/\/\S+)/);
+    return { upstream, baseline: { name: 'baseline', url: b[1]!, child: baselineChild } };
+  })();
+  return shared;
+}
+
+const created = new Set<string>();
+
+/**
+ * The fixture of a proxied scenario: the proxying baseline instead of the constant one, the upstream
+ * (whose CPU the runner measures beside the server's), and the tool created in this toolgate and
+ * served (toolgate picks catalogue changes up by polling, so the first calls may still be 404s).
+ */
+export async function proxiedFixture(f: Fixture, tool: string, metered: boolean): Promise<Fixture> {
+  const { upstream, baseline } = await startShared();
+  const key = `${f.toolgate.url} ${tool}`;
+  if (!created.has(key)) {
+    await putTool(f.toolgate, tool, toolDefinition(upstream.url, metered));
+    await waitServed(f, tool);
+    created.add(key);
+  }
+  return { ...f, baseline, upstream };
+}
+
+async function putTool(t: ToolgateTarget, name: string, definition: Record<string, unknown>) {
+  const answer = await call(t.url, t.adminToken, 'PUT', `/admin/v1/tools/${name}`, definition);
+  if (answer.status !== 200 && answer.status !== 201)
+    throw new Error(
+      `PUT /admin/v1/tools/${name}: expected 200 or 201, got ${answer.status}: ${JSON.stringify(answer.body).slice(0, 500)}`,
+    );
+}
+
+/** Polls the tool with the first key (its calls are not counted by the load generator) until it is served. */
+async function waitServed(f: Fixture, tool: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await fetch(`${f.toolgate.url}/api/v1/tools/${tool}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.accounts[0]!.key}`, 'content-type': 'application/json' },
+      body: '{"q":"x"}',
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await r.text();
+    if (r.status === 200) return;
+    if (r.status !== 404 || Date.now() > deadline)
+      throw new Error(`toolgate does not serve ${tool}: ${r.status} ${text.slice(0, 500)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * The metered tool's calls add up: over every seeded account, the `search` requests toolgate counted
+ * (5 h window) against the 2xx answers (plus the polls that waited for the tool to be served), and
+ * the records, 10 a call.
+ */
+export async function meteredTotals(f: Fixture): Promise<{ requests: number; records: number }> {
+  let requests = 0;
+  let records = 0;
+  for (const a of f.accounts) {
+    const account = (await expectStatus(
+      200,
+      f.toolgate.url,
+      f.toolgate.adminToken,
+      'GET',
+      `/admin/v1/accounts/${a.id}`,
+    )) as {
+      fair_use?: {
+        search?: { requests?: { '5h'?: { used?: number } }; records?: { '5h'?: { used?: number } } };
+      };
+    };
+    requests += account.fair_use?.search?.requests?.['5h']?.used ?? 0;
+    records += account.fair_use?.search?.records?.['5h']?.used ?? 0;
+  }
+  return { requests, records };
+}
