@@ -100,6 +100,8 @@ export async function scratchApp(
     lockWaitMs?: number;
     /** Serve the tool catalogue, with `${NAME}` looked up in `env`. */
     catalogue?: { env?: Record<string, string | undefined>; pollMs?: number };
+    /** Per-key requests per second (on the harness's fixed clock, one window until the clock moves). */
+    perKeyPerSecond?: number;
   } = {},
 ): Promise<AppHarness> {
   const h = await scratchServices(opts);
@@ -120,6 +122,9 @@ export async function scratchApp(
     adminToken: opts.adminToken === undefined ? ADMIN_TOKEN : opts.adminToken,
     ...(opts.tools ? { tools: opts.tools } : {}),
     ...(catalogue ? { catalogue } : {}),
+    ...(opts.perKeyPerSecond !== undefined
+      ? { rateLimits: { perKeyPerSecond: opts.perKeyPerSecond, authFailuresPerMinute: 0, clock: h.clock } }
+      : {}),
   });
   return {
     ...h,

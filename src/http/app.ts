@@ -14,11 +14,13 @@ import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 import { lazyChildLogger } from './request-logger.js';
 import { adminRoutes } from './routes/admin.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
 import { ErrorBodySchema } from './schemas.js';
 import type { ServedCatalogue } from './tools/catalogue.js';
 import { TOOLS } from './tools/index.js';
+import { ToolRegistry } from './tools/registry.js';
 import type { Tool } from './tools/tool.js';
 
 export interface AppDeps {
@@ -164,11 +166,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // One set of limits for both doors: a key has one budget, whether it calls over HTTP or MCP.
+  const limits = deps.rateLimits ? new RateLimits(deps.rateLimits) : undefined;
+  const tools = deps.tools ?? TOOLS;
+  app.decorateRequest('auth', null);
+  app.decorateRequest('refusal', null);
   await app.register(toolRoutes, {
     services: deps.services,
-    tools: deps.tools ?? TOOLS,
+    tools,
     ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
-    ...(deps.rateLimits ? { limits: new RateLimits(deps.rateLimits) } : {}),
+    ...(limits ? { limits } : {}),
+  });
+  await app.register(mcpRoutes, {
+    services: deps.services,
+    registry: new ToolRegistry(tools, deps.catalogue),
+    ...(limits ? { limits } : {}),
   });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);

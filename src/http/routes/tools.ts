@@ -5,24 +5,17 @@
  * tools/pipeline.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { Result } from '../../domain/errors.js';
 import type { Services } from '../../service/index.js';
-import type { AuthenticatedKey } from '../../service/keys.js';
-import { bearer } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { keyAuthentication } from '../key-auth.js';
 import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema } from '../schemas.js';
 import type { ServedTool } from '../tools/catalogue-tool.js';
 import { responseSchema, runTool } from '../tools/pipeline.js';
+import { ToolRegistry } from '../tools/registry.js';
 import { RawJson, type Tool, type ToolContext, WithStatus } from '../tools/tool.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    auth: AuthenticatedKey | null;
-  }
-}
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
@@ -42,49 +35,13 @@ export interface CatalogueTools {
   get(name: string): ServedTool | undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 export async function toolRoutes(
   app: FastifyInstance,
   opts: { services: Services; tools: readonly Tool[]; catalogue?: CatalogueTools; limits?: RateLimits },
 ) {
   const { services, tools, catalogue, limits } = opts;
-  app.decorateRequest('auth', null);
 
-  // Authentication, then the rate limit, before the body is even read: a refused request costs little.
-  // A callback hook, so that a key the read cache knows is settled without a promise.
-  const settle = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    result: Result<AuthenticatedKey>,
-    done: HookHandlerDoneFunction,
-  ) => {
-    try {
-      if (!result.ok) {
-        limits?.authFailed(request, reply);
-        throw ApiError.from(result.error);
-      }
-      request.auth = result.value;
-      limits?.afterAuth(result.value.keyId, reply);
-    } catch (err) {
-      done(err as Error);
-      return;
-    }
-    done();
-  };
-  const authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    let result: Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;
-    try {
-      limits?.beforeAuth(request);
-      result = services.keys.authenticate(bearer(request.headers.authorization));
-    } catch (err) {
-      done(err as Error);
-      return;
-    }
-    if (result instanceof Promise) result.then((r) => settle(request, reply, r, done), done);
-    else settle(request, reply, result, done);
-  };
+  const authenticate = keyAuthentication(services, limits);
 
   const context = (request: FastifyRequest): ToolContext => {
     const auth = request.auth!;
@@ -131,12 +88,8 @@ export async function toolRoutes(
         if (!served) {
           throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
         }
-        if (served.unavailable) throw new ApiError('unavailable', served.unavailable);
-        const args = request.body;
-        if (!isObject(args)) throw new ApiError('invalid_arguments', 'The arguments must be a JSON object.');
-        const problem = served.check(args);
-        if (problem) throw new ApiError('invalid_arguments', problem);
-        return answer(reply, await runTool(served.tool, context(request), args));
+        ToolRegistry.admit(served, request.body);
+        return answer(reply, await runTool(served.tool, context(request), request.body));
       },
     );
 

@@ -1,0 +1,90 @@
+/**
+ * @module Authentication by API key, as an onRequest hook shared by both front doors (the tools
+ * route and MCP): the key, then its rate limit, before the body is even read, so a refused request
+ * costs little; one budget per key whichever door it comes through.
+ */
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Result } from '../domain/errors.js';
+import type { Services } from '../service/index.js';
+import type { AuthenticatedKey } from '../service/keys.js';
+import { bearer } from './auth.js';
+import { ApiError } from './errors.js';
+import type { RateLimits } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthenticatedKey | null;
+    /** A rate-limit refusal the door answers in its own way (MCP: as a tool result), when deferred. */
+    refusal: ApiError | null;
+  }
+}
+
+export interface KeyAuthOptions {
+  /** Sent with every 401 as WWW-Authenticate (MCP clients look for `Bearer`). */
+  challenge?: string;
+  /** Keep a rate-limit refusal on the request instead of answering it here. */
+  deferRateLimit?: boolean;
+}
+
+export type KeyAuthHook = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+) => void;
+
+export function keyAuthentication(
+  services: Services,
+  limits: RateLimits | undefined,
+  opts: KeyAuthOptions = {},
+): KeyAuthHook {
+  const refuse = (err: unknown): Error => {
+    if (
+      opts.challenge &&
+      err instanceof ApiError &&
+      (err.code === 'missing_api_key' || err.code === 'invalid_api_key')
+    ) {
+      return new ApiError(err.code, err.message, err.details, {
+        ...err.headers,
+        'www-authenticate': opts.challenge,
+      });
+    }
+    return err as Error;
+  };
+  // A callback hook, so that a key the read cache knows is settled without a promise.
+  const settle = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: Result<AuthenticatedKey>,
+    done: HookHandlerDoneFunction,
+  ) => {
+    try {
+      if (!result.ok) {
+        limits?.authFailed(request, reply);
+        throw ApiError.from(result.error);
+      }
+      request.auth = result.value;
+      try {
+        limits?.afterAuth(result.value.keyId, reply);
+      } catch (err) {
+        if (!(opts.deferRateLimit && err instanceof ApiError)) throw err;
+        request.refusal = err;
+      }
+    } catch (err) {
+      done(refuse(err));
+      return;
+    }
+    done();
+  };
+  return (request, reply, done) => {
+    let result: Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;
+    try {
+      limits?.beforeAuth(request);
+      result = services.keys.authenticate(bearer(request.headers.authorization));
+    } catch (err) {
+      done(refuse(err));
+      return;
+    }
+    if (result instanceof Promise) result.then((r) => settle(request, reply, r, done), done);
+    else settle(request, reply, result, done);
+  };
+}
