@@ -55,14 +55,16 @@ describe('/mcp over raw HTTP', () => {
     const res = await post(key, rpc('tools/list'));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await res.json()).result.tools.map((t: { name: string }) => t.name)).toEqual(['get_account']);
+    expect(((await res.json()) as any).result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'get_account',
+    ]);
   });
 
   it('malformed JSON is 400 invalid_json; malformed JSON-RPC a JSON-RPC error; neither a 5xx', async () => {
     const { key } = await accountWithKey(h.services);
     const notJson = await post(key, '{"jsonrpc": "2.0",');
     expect(notJson.status).toBe(400);
-    expect((await notJson.json()).code).toBe('invalid_json');
+    expect(((await notJson.json()) as any).code).toBe('invalid_json');
     for (const body of [
       '{}',
       '{"jsonrpc":"2.0"}',
@@ -90,7 +92,7 @@ describe('/mcp over raw HTTP', () => {
     const huge = rpc('tools/call', { name: 'get_account', arguments: { pad: 'x'.repeat(100_000) } });
     const res = await post(key, huge);
     expect(res.status).toBe(413);
-    expect((await res.json()).code).toBe('payload_too_large');
+    expect(((await res.json()) as any).code).toBe('payload_too_large');
   });
 
   it('another media type is 415', async () => {
