@@ -17,6 +17,8 @@ export interface Account {
   tokenBalance: number;
   createdAt: EpochSeconds;
   updatedAt: EpochSeconds;
+  /** When the account joined its current plan: where a subscription's monthly periods are anchored. */
+  planSince: EpochSeconds;
 }
 
 export function isUnlimited(account: Account, plan: Plan): boolean {

@@ -28,6 +28,8 @@ export interface Plan {
   id: string;
   unlimited: boolean;
   limits: PlanLimits;
+  /** A subscription billed monthly: each account on it has a monthly period from when it joined. */
+  subscription?: 'monthly' | null;
 }
 
 /** Every (category, unit, window) slot, in the order the spec lists them. */

@@ -52,6 +52,7 @@ export class AccountService {
       tokenBalance: 0,
       createdAt: t,
       updatedAt: t,
+      planSince: t,
     };
     const grant =
       tokens > 0

@@ -6,14 +6,16 @@ import type { ToolDefinition } from '../domain/catalogue.js';
 import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
+import type { UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
-import type { LedgerAppend, StoredTool } from './store.js';
+import type { LedgerAppend, StoredTool, UsageGroup } from './store.js';
 
 // SQLite hands back 0/1 and JSON text; PostgreSQL booleans and parsed JSONB. Both map alike.
 export interface PlanRow {
   id: string;
   unlimited: number | boolean;
   limits: string | PlanLimits;
+  subscription?: string | null;
 }
 export interface AccountRow {
   id: string;
@@ -24,6 +26,7 @@ export interface AccountRow {
   token_balance: number;
   created_at: number;
   updated_at: number;
+  plan_since: number | null;
 }
 export interface KeyRow {
   id: string;
@@ -71,11 +74,16 @@ export interface WindowRow {
   used: number;
 }
 
-export const toPlan = (r: PlanRow): Plan => ({
-  id: r.id,
-  unlimited: r.unlimited === 1 || r.unlimited === true,
-  limits: typeof r.limits === 'string' ? (JSON.parse(r.limits) as PlanLimits) : r.limits,
-});
+export function toPlan(r: PlanRow): Plan {
+  const plan: Plan = {
+    id: r.id,
+    unlimited: r.unlimited === 1 || r.unlimited === true,
+    limits: typeof r.limits === 'string' ? (JSON.parse(r.limits) as PlanLimits) : r.limits,
+  };
+  // Only a subscription says so: a plan that is none reads back as it was written.
+  if (r.subscription === 'monthly') plan.subscription = 'monthly';
+  return plan;
+}
 
 export const toAccount = (r: AccountRow): Account => ({
   id: r.id,
@@ -87,6 +95,7 @@ export const toAccount = (r: AccountRow): Account => ({
   tokenBalance: r.token_balance,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  planSince: r.plan_since ?? r.created_at,
 });
 
 export const toKey = (r: KeyRow): ApiKeyRecord => ({
@@ -193,3 +202,47 @@ export function toCatalogue(rows: readonly ToolRow[]): { revision: number; tools
     tools: rows.filter((r) => r.name !== null).map(toStoredTool),
   };
 }
+
+/** The rollup's count columns, in UsageCounts' order: both stores add and sum these. */
+export const USAGE_COUNT_COLUMNS = [
+  'calls',
+  'tokens',
+  'records',
+  'with_data',
+  'without_data',
+  'failed',
+] as const;
+export const usageCountValues = (r: UsageRow): number[] => [
+  r.calls,
+  r.tokens,
+  r.records,
+  r.withData,
+  r.withoutData,
+  r.failed,
+];
+
+/** The column a history is grouped by. */
+export const USAGE_GROUP_COLUMN: Record<UsageGrouping, string> = { day: 'day', key: 'key_id', tool: 'tool' };
+
+export interface UsageGroupRow {
+  grp: string;
+  calls: number | string;
+  tokens: number | string;
+  records: number | string;
+  with_data: number | string;
+  without_data: number | string;
+  failed: number | string;
+}
+
+/** `SELECT <col> AS grp, sum(...)...`: the history query's select list, the same on both backends. */
+export const USAGE_SUMS = USAGE_COUNT_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ');
+
+export const toUsageGroup = (r: UsageGroupRow): UsageGroup => ({
+  group: r.grp,
+  calls: Number(r.calls),
+  tokens: Number(r.tokens),
+  records: Number(r.records),
+  withData: Number(r.with_data),
+  withoutData: Number(r.without_data),
+  failed: Number(r.failed),
+});

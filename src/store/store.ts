@@ -17,6 +17,7 @@ import type { EpochSeconds } from '../domain/clock.js';
 import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Plan } from '../domain/plans.js';
+import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User } from '../domain/users.js';
 
 /** What `get_account` needs, read in one go. */
@@ -138,6 +139,22 @@ export interface CatalogueStore {
   remove(name: string, audit?: AuditEntry): Promise<StoredTool | undefined>;
 }
 
+/** One group of a usage history: a day, a key id or a tool, and its summed counts. */
+export type UsageGroup = UsageCounts & { group: string };
+
+/**
+ * The per-day usage rollup. Servers add their counts to it (additive upserts, so any number of
+ * servers add up); it is read summed by day, key or tool, and pruned by age.
+ */
+export interface UsageHistoryStore {
+  /** Adds every row's counts to the row of the same account, day, key, tool and surface, in one transaction. */
+  add(rows: readonly UsageRow[]): Promise<void>;
+  /** The account's counts from `from` to `to` (days, both included), summed by `by`, in group order. */
+  history(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]>;
+  /** Deletes the rows of days before `day`; how many. */
+  prune(day: string): Promise<number>;
+}
+
 /** Where a store's warnings go (a server's log): a message, and fields to log with it. */
 export type Warn = (message: string, fields: Record<string, unknown>) => void;
 
@@ -209,4 +226,5 @@ export interface Store {
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 
   readonly catalogue: CatalogueStore;
+  readonly usageHistory: UsageHistoryStore;
 }

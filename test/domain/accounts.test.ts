@@ -24,6 +24,7 @@ const account = (override: boolean | null, tokenBalance = 40): Account => ({
   tokenBalance,
   createdAt: 0,
   updatedAt: 0,
+  planSince: 0,
 });
 
 describe('an account is unlimited', () => {

@@ -25,11 +25,17 @@ describe('the default plan catalogue', () => {
   it('has exactly the figures of the product table', () => {
     expect(DEFAULT_PLANS).toEqual([
       { id: 'free', unlimited: false, limits: limits(100, 500, 500, 50, 250, 250) },
-      { id: 'subscription_27', unlimited: false, limits: limits(1_000, 5_000, 5_000, 500, 2_500, 2_500) },
+      {
+        id: 'subscription_27',
+        unlimited: false,
+        limits: limits(1_000, 5_000, 5_000, 500, 2_500, 2_500),
+        subscription: 'monthly',
+      },
       {
         id: 'subscription_97',
         unlimited: true,
         limits: limits(15_000, 75_000, 75_000, 7_500, 37_500, 37_500),
+        subscription: 'monthly',
       },
     ]);
   });

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
@@ -19,7 +20,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(first.stdout())?.[1];
     expect(key).toBeDefined();
     expect(first.stdout()).toContain(`curl -s -X POST ${first.url}/api/v1/tools/get_account`);
-    expect(first.stdout()).toContain('"migrations":["001-initial","002-audit","003-fair-use-rows"]');
+    expect(first.stdout()).toContain(`"migrations":${JSON.stringify(MIGRATIONS.map(migrationLabel))}`);
     const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -17,6 +17,7 @@ function snapshot(windows: WindowState[]): AccountSnapshot {
       tokenBalance: 120,
       createdAt: T - 86_400,
       updatedAt: T - 3_600,
+      planSince: T - 3_600,
     },
     plan: {
       id: 'free',

@@ -60,6 +60,7 @@ function account(over: Partial<Account> = {}): Account {
     tokenBalance: 0,
     createdAt: T,
     updatedAt: T,
+    planSince: T,
     ...over,
   };
 }
@@ -234,6 +235,8 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             status: 'suspended',
             unlimitedOverride: false,
             updatedAt: T + 20,
+            // A new plan: its periods run from now.
+            planSince: T + 20,
           });
           expect(await store.getAccount(a.id)).toEqual(moved);
         });

@@ -2,10 +2,12 @@ import { describe } from 'vitest';
 import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { storeContract } from './contract.js';
+import { usageHistoryContract } from './usage-history-contract.js';
 
 const available = await postgresAvailable();
 
 describe.skipIf(!available)('PostgreSQL backend', () => {
   storeContract('PostgreSQL', async () => scratchPostgresStore());
   catalogueContract('PostgreSQL', async () => scratchPostgresStore());
+  usageHistoryContract('PostgreSQL', async () => scratchPostgresStore());
 });

@@ -45,6 +45,7 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
       tokenBalance: 0,
       createdAt: T,
       updatedAt: T,
+      planSince: T,
     });
     await cli.createApiKey(
       {

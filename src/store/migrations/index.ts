@@ -3,6 +3,7 @@ import { initial } from './001-initial.js';
 import { audit } from './002-audit.js';
 import { fairUseRows } from './003-fair-use-rows.js';
 import { tools } from './004-tools.js';
+import { usageHistory } from './005-usage-history.js';
 
 export interface Migration {
   version: number;
@@ -12,7 +13,7 @@ export interface Migration {
   postgres: string | null;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools];
+export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools, usageHistory];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

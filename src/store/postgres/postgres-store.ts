@@ -44,6 +44,7 @@ import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from
 import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
 import { PgTransactions } from './transactions.js';
+import { PgUsageHistory } from './usage-history.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
 const _FOREIGN_KEY_VIOLATION = '23503';
@@ -56,6 +57,7 @@ export class PostgresStore implements Store {
   private readonly feed: ChangeFeed;
   private readonly t: PgTransactions;
   readonly catalogue: PgCatalogue;
+  readonly usageHistory: PgUsageHistory;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -72,6 +74,7 @@ export class PostgresStore implements Store {
     void this.feed.start();
     this.t = new PgTransactions(this.pool, this.feed, options.observer);
     this.catalogue = new PgCatalogue(this.t);
+    this.usageHistory = new PgUsageHistory(this.t);
   }
 
   /** In sync only while the change feed is proven alive. */
@@ -101,13 +104,15 @@ export class PostgresStore implements Store {
 
   async listPlans(): Promise<Plan[]> {
     return guard(async () =>
-      (await this.t.all<PlanRow>('SELECT id, unlimited, limits FROM plans ORDER BY id')).map(toPlan),
+      (await this.t.all<PlanRow>('SELECT id, unlimited, limits, subscription FROM plans ORDER BY id')).map(
+        toPlan,
+      ),
     );
   }
 
   async getPlan(id: string): Promise<Plan | undefined> {
     const row = await guard(() =>
-      this.t.one<PlanRow>('SELECT id, unlimited, limits FROM plans WHERE id = $1', [id]),
+      this.t.one<PlanRow>('SELECT id, unlimited, limits, subscription FROM plans WHERE id = $1', [id]),
     );
     return row && toPlan(row);
   }
@@ -126,8 +131,8 @@ export class PostgresStore implements Store {
     await this.t.tx(
       async (db) => {
         await db.query(
-          `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 0, $6, $7)`,
+          `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
+         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8)`,
           [
             account.id,
             account.name,
@@ -136,6 +141,7 @@ export class PostgresStore implements Store {
             account.unlimitedOverride,
             account.createdAt,
             account.updatedAt,
+            account.planSince,
           ],
         );
         if (openingGrant) {
@@ -178,6 +184,7 @@ export class PostgresStore implements Store {
         const row = await this.t.one<AccountRow>(
           `UPDATE accounts SET
            name = coalesce($1, name),
+           plan_since = CASE WHEN coalesce($2, plan_id) <> plan_id THEN $6 ELSE plan_since END,
            plan_id = coalesce($2, plan_id),
            status = coalesce($3, status),
            unlimited_override = CASE WHEN $4::boolean THEN $5::boolean ELSE unlimited_override END,
@@ -334,6 +341,7 @@ export class PostgresStore implements Store {
         AccountRow & {
           plan_unlimited: boolean;
           plan_limits: PlanRow['limits'];
+          plan_subscription: string | null;
           api_key_count: number;
           user_count: number;
           windows: WindowRow[];
@@ -341,7 +349,7 @@ export class PostgresStore implements Store {
       >(
         {
           name: 'tg_snapshot',
-          text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
+          text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits, p.subscription AS plan_subscription,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
            (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
@@ -355,7 +363,12 @@ export class PostgresStore implements Store {
     if (!row) return undefined;
     return {
       account: toAccount(row),
-      plan: toPlan({ id: row.plan_id, unlimited: row.plan_unlimited, limits: row.plan_limits }),
+      plan: toPlan({
+        id: row.plan_id,
+        unlimited: row.plan_unlimited,
+        limits: row.plan_limits,
+        subscription: row.plan_subscription,
+      }),
       apiKeyCount: row.api_key_count,
       userCount: row.user_count,
       windows: row.windows.map(toWindow),

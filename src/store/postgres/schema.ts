@@ -52,9 +52,9 @@ export function migrate(
 
 export async function insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable): Promise<void> {
   await db.query(
-    `INSERT INTO plans (id, unlimited, limits, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+    `INSERT INTO plans (id, unlimited, limits, subscription, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
      ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
-       updated_at = excluded.updated_at`,
-    [plan.id, plan.unlimited, JSON.stringify(plan.limits), now],
+       subscription = excluded.subscription, updated_at = excluded.updated_at`,
+    [plan.id, plan.unlimited, JSON.stringify(plan.limits), plan.subscription ?? null, now],
   );
 }

@@ -43,6 +43,7 @@ import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
+import { SqliteUsageHistory } from './usage-history.js';
 import type { WalSync } from './wal-sync.js';
 
 export type SqliteStoreOptions = ExecutorOptions;
@@ -53,10 +54,12 @@ export class SqliteStore implements Store {
   private readonly windows: FairUseSql;
   private readonly groupCommit: GroupCommit;
   readonly catalogue: SqliteCatalogue;
+  readonly usageHistory: SqliteUsageHistory;
 
   constructor(options: SqliteStoreOptions) {
     this.x = new SqliteExecutor(options);
     this.catalogue = new SqliteCatalogue(this.x);
+    this.usageHistory = new SqliteUsageHistory(this.x);
     this.windows = new FairUseSql(this.x);
     this.groupCommit = new GroupCommit(this.x, this.windows);
   }
@@ -89,13 +92,18 @@ export class SqliteStore implements Store {
 
   async listPlans(): Promise<Plan[]> {
     return this.x.attempt(() =>
-      (this.x.sql('SELECT id, unlimited, limits FROM plans ORDER BY id').all() as PlanRow[]).map(toPlan),
+      (
+        this.x.sql('SELECT id, unlimited, limits, subscription FROM plans ORDER BY id').all() as PlanRow[]
+      ).map(toPlan),
     );
   }
 
   async getPlan(id: string): Promise<Plan | undefined> {
     const row = await this.x.attempt(
-      () => this.x.sql('SELECT id, unlimited, limits FROM plans WHERE id = ?').get(id) as PlanRow | undefined,
+      () =>
+        this.x.sql('SELECT id, unlimited, limits, subscription FROM plans WHERE id = ?').get(id) as
+          | PlanRow
+          | undefined,
     );
     return row && toPlan(row);
   }
@@ -115,8 +123,8 @@ export class SqliteStore implements Store {
       () => {
         this.x
           .sql(
-            `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, 0, ?, ?)`,
+            `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
+             VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)`,
           )
           .run(
             account.id,
@@ -126,6 +134,7 @@ export class SqliteStore implements Store {
             boolToInt(account.unlimitedOverride),
             account.createdAt,
             account.updatedAt,
+            account.planSince,
           );
         if (openingGrant) {
           const outcome = applyLedger(this.x, openingGrant);
@@ -170,6 +179,7 @@ export class SqliteStore implements Store {
           .sql(
             `UPDATE accounts SET
                name = coalesce(?, name),
+               plan_since = CASE WHEN coalesce(?, plan_id) <> plan_id THEN ? ELSE plan_since END,
                plan_id = coalesce(?, plan_id),
                status = coalesce(?, status),
                unlimited_override = CASE WHEN ? THEN ? ELSE unlimited_override END,
@@ -178,6 +188,8 @@ export class SqliteStore implements Store {
           )
           .get(
             patch.name ?? null,
+            patch.planId ?? null,
+            now,
             patch.planId ?? null,
             patch.status ?? null,
             patch.unlimitedOverride !== undefined ? 1 : 0,
@@ -330,7 +342,7 @@ export class SqliteStore implements Store {
     return this.x.attempt(() => {
       const row = this.x
         .sql(
-          `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits,
+          `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits, p.subscription AS plan_subscription,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?`,
@@ -339,6 +351,7 @@ export class SqliteStore implements Store {
         | (AccountRow & {
             plan_unlimited: number;
             plan_limits: string;
+            plan_subscription: string | null;
             api_key_count: number;
             user_count: number;
           })
@@ -346,7 +359,12 @@ export class SqliteStore implements Store {
       if (!row) return undefined;
       return {
         account: toAccount(row),
-        plan: toPlan({ id: row.plan_id, unlimited: row.plan_unlimited, limits: row.plan_limits }),
+        plan: toPlan({
+          id: row.plan_id,
+          unlimited: row.plan_unlimited,
+          limits: row.plan_limits,
+          subscription: row.plan_subscription,
+        }),
         apiKeyCount: row.api_key_count,
         userCount: row.user_count,
         windows: this.windows.windowsOf(accountId),

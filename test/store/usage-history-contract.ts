@@ -1,0 +1,120 @@
+/**
+ * The usage rollup's and billing periods' part of the Store contract, run on every backend:
+ * additive upserts that add up under concurrency, summed reads by day, key and tool over inclusive
+ * ranges, pruning; a plan's subscription and an account's plan_since.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Account } from '../../src/domain/accounts.js';
+import { newId } from '../../src/domain/ids.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { type UsageRow, zeroCounts } from '../../src/domain/usage-history.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoreFixture } from './contract.js';
+
+const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
+
+const row = (over: Partial<UsageRow>): UsageRow => ({
+  accountId: 'acc_a',
+  day: '2026-04-15',
+  keyId: 'key_1',
+  tool: 'search_people',
+  surface: 'http',
+  ...zeroCounts(),
+  calls: 1,
+  ...over,
+});
+
+export function usageHistoryContract(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`${name} usage history and billing periods`, () => {
+    let fixture: StoreFixture;
+    let store: Store;
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = fixture.store;
+      await store.migrate(DEFAULT_PLANS, T);
+    });
+    afterEach(async () => fixture.cleanup());
+
+    it('adds counts to the same row, and sums rows by day, key or tool over an inclusive range', async () => {
+      await store.usageHistory.add([
+        row({ calls: 2, tokens: 10, records: 5, withData: 2 }),
+        row({ surface: 'mcp', calls: 1, failed: 1 }),
+        row({ keyId: 'key_2', tool: 'get_account', calls: 3, withoutData: 3 }),
+        row({ day: '2026-04-16', calls: 4, records: 8, withData: 4, tokens: 8 }),
+        row({ day: '2026-04-18', calls: 9 }),
+        row({ accountId: 'acc_b', calls: 100 }),
+      ]);
+      await store.usageHistory.add([row({ calls: 1, tokens: 1, records: 1, withData: 1 })]);
+
+      const byDay = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-16', 'day');
+      expect(byDay).toEqual([
+        { group: '2026-04-15', calls: 7, tokens: 11, records: 6, withData: 3, withoutData: 3, failed: 1 },
+        { group: '2026-04-16', calls: 4, tokens: 8, records: 8, withData: 4, withoutData: 0, failed: 0 },
+      ]);
+      const byKey = await store.usageHistory.history('acc_a', '2026-04-01', '2026-04-30', 'key');
+      expect(byKey.map((g) => [g.group, g.calls])).toEqual([
+        ['key_1', 17],
+        ['key_2', 3],
+      ]);
+      const byTool = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'tool');
+      expect(byTool.map((g) => [g.group, g.calls])).toEqual([
+        ['get_account', 3],
+        ['search_people', 4],
+      ]);
+      expect(await store.usageHistory.history('acc_none', '2026-04-01', '2026-04-30', 'day')).toEqual([]);
+    });
+
+    it('concurrent adds of the same row add up exactly', async () => {
+      await Promise.all(
+        Array.from({ length: 25 }, () =>
+          store.usageHistory.add([row({ calls: 2, tokens: 3 }), row({ keyId: 'k2' })]),
+        ),
+      );
+      const [total] = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'day');
+      expect(total).toMatchObject({ calls: 75, tokens: 75 });
+    });
+
+    it('prunes the days before a day', async () => {
+      await store.usageHistory.add([
+        row({ day: '2025-01-01' }),
+        row({ day: '2026-04-14' }),
+        row({ day: '2026-04-15' }),
+      ]);
+      expect(await store.usageHistory.prune('2026-04-15')).toBe(2);
+      const left = await store.usageHistory.history('acc_a', '2000-01-01', '2100-01-01', 'day');
+      expect(left.map((g) => g.group)).toEqual(['2026-04-15']);
+    });
+
+    it("keeps a plan's subscription, and the default subscription plans are monthly", async () => {
+      expect((await store.getPlan('subscription_27'))?.subscription).toBe('monthly');
+      expect((await store.getPlan('free'))?.subscription).toBeUndefined();
+      const free = (await store.getPlan('free'))!;
+      await store.putPlan({ ...free, id: 'monthly_x', subscription: 'monthly' }, T);
+      expect((await store.listPlans()).find((p) => p.id === 'monthly_x')?.subscription).toBe('monthly');
+    });
+
+    it("moves an account's plan_since when, and only when, its plan changes", async () => {
+      const account: Account = {
+        id: newId('acc'),
+        name: 'Acme',
+        planId: 'free',
+        status: 'active',
+        unlimitedOverride: null,
+        tokenBalance: 0,
+        createdAt: T,
+        updatedAt: T,
+        planSince: T,
+      };
+      await store.createAccount(account);
+      expect(
+        (await store.updateAccount(account.id, { name: 'Other', planId: 'free' }, T + 10))?.planSince,
+      ).toBe(T);
+      expect((await store.updateAccount(account.id, { planId: 'subscription_27' }, T + 20))?.planSince).toBe(
+        T + 20,
+      );
+      const snapshot = await store.getSnapshot(account.id);
+      expect(snapshot?.account.planSince).toBe(T + 20);
+      expect(snapshot?.plan.subscription).toBe('monthly');
+    });
+  });
+}
