@@ -18,6 +18,7 @@ const EnvSchema = Type.Object({
   TOOLGATE_KEY_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  TOOLGATE_USAGE_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   TOOLGATE_TRUST_PROXY: Type.Optional(
     Type.String({ pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$' }),
   ),
@@ -42,6 +43,7 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_RATE_LIMIT: 'must be a whole number of requests per second per key (0 turns the limit off)',
   TOOLGATE_AUTH_FAILURE_LIMIT:
     'must be a whole number of failed authentications per minute per client address (0 turns the limit off)',
+  TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
   TOOLGATE_TRUST_PROXY:
     'must be true, false, or the addresses/CIDRs of your load balancers separated by commas (whose X-Forwarded-For is believed)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
@@ -103,6 +105,8 @@ export interface Config {
   keySecrets: string[];
   rateLimit: number;
   authFailureLimit: number;
+  /** Days of usage history kept. */
+  usageRetentionDays: number;
   /** Whose X-Forwarded-For names the client: false (nobody), true (anyone: only behind a proxy), or these addresses. */
   trustProxy: boolean | string[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -157,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keySecrets: e.TOOLGATE_KEY_SECRET ? e.TOOLGATE_KEY_SECRET.split(',') : [],
     rateLimit: Number(e.TOOLGATE_RATE_LIMIT ?? '100'),
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
+    usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',

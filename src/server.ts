@@ -14,6 +14,7 @@ import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
+import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
 
 export interface Running {
@@ -34,6 +35,11 @@ export async function startServer(config: Config): Promise<Running> {
   const keyUsage = new KeyUsageRecorder(store, systemClock);
   keyUsage.start();
   const catalogue = await serveCatalogue({ catalogue: store.catalogue, env: process.env, warn });
+  const usageCounters = new UsageCounters(store.usageHistory, systemClock, {
+    retentionDays: config.usageRetentionDays,
+    warn,
+  });
+  usageCounters.start();
   const services = createServices({
     store,
     reads,
@@ -42,6 +48,7 @@ export async function startServer(config: Config): Promise<Running> {
     keySecret: keySecret!,
     previousKeySecrets,
     keyUsage,
+    usageCounters,
     catalogueChanged: () => catalogue.refresh(),
   });
   const app = await buildApp({
@@ -77,6 +84,7 @@ export async function startServer(config: Config): Promise<Running> {
     closing ??= (async () => {
       await app.close();
       await catalogue.close();
+      await usageCounters.stop().catch((err) => logger.warn({ err }, 'could not write the last usage counts'));
       await keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
       await store.close();
     })();

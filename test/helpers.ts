@@ -11,6 +11,7 @@ import { type ServedCatalogue, serveCatalogue } from '../src/http/tools/catalogu
 import type { Tool } from '../src/http/tools/tool.js';
 import { createLogger } from '../src/logger.js';
 import { createServices, type Services } from '../src/service/index.js';
+import { UsageCounters } from '../src/service/usage-counters.js';
 import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
@@ -45,6 +46,8 @@ export interface Harness {
   reads: CachedReads;
   clock: FixedClock;
   services: Services;
+  /** The usage counters the services count calls into. */
+  usageCounters: UsageCounters;
   close(): Promise<void>;
 }
 
@@ -64,12 +67,15 @@ export async function scratchServices(
   );
   const clock = new FixedClock(T0);
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  // Counted as a server counts; written when a test flushes (or at close), not on a timer.
+  const usageCounters = new UsageCounters(store.usageHistory, clock);
   const services = createServices({
     store,
     reads,
     clock,
     keyPrefix: opts.keyPrefix ?? 'tg',
     keySecret: KEY_SECRET,
+    usageCounters,
   });
   return {
     dir,
@@ -78,7 +84,9 @@ export async function scratchServices(
     reads,
     clock,
     services,
+    usageCounters,
     async close() {
+      await usageCounters.stop().catch(() => {});
       await store.close();
       cleanup();
     },

@@ -171,17 +171,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tools = deps.tools ?? TOOLS;
   app.decorateRequest('auth', null);
   app.decorateRequest('refusal', null);
-  await app.register(toolRoutes, {
-    services: deps.services,
-    tools,
-    ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
-    ...(limits ? { limits } : {}),
-  });
-  await app.register(mcpRoutes, {
-    services: deps.services,
-    registry: new ToolRegistry(tools, deps.catalogue),
-    ...(limits ? { limits } : {}),
-  });
+  // Both doors find and call tools through one registry.
+  const registry = new ToolRegistry(tools, deps.catalogue);
+  await app.register(toolRoutes, { services: deps.services, tools, registry, ...(limits ? { limits } : {}) });
+  await app.register(mcpRoutes, { services: deps.services, registry, ...(limits ? { limits } : {}) });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {

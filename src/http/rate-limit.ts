@@ -105,6 +105,19 @@ export class RateLimits {
     return header;
   }
 
+  /**
+   * `n` more requests of the key's budget at once (the further messages of a batch): the refusal
+   * if the budget does not hold them all, else null.
+   */
+  takeMore(keyId: string, n: number): ApiError | null {
+    if (!this.perKey) return null;
+    for (let i = 0; i < n; i++) {
+      const s = this.perKey.hit(keyId);
+      if (!s.allowed) return refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+    }
+    return null;
+  }
+
   /** After authentication: the key's own budget for this second. */
   afterAuth(keyId: string, reply: FastifyReply): void {
     if (!this.perKey) return;

@@ -3,6 +3,7 @@ import { type Clock, nowSeconds } from '../domain/clock.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
 import type { KeyUsageRecorder } from './key-usage.js';
+import type { UsageCounters } from './usage-counters.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -22,6 +23,8 @@ export interface ServiceDeps {
    * When set, every change the use cases make is written to the audit trail under it.
    */
   actor?: string;
+  /** Where tool calls are counted for the usage history; none in one-shot tools like the CLI. */
+  usageCounters?: UsageCounters;
   /** Called after this process changed the tool catalogue, so that it serves the change at once. */
   catalogueChanged?: () => Promise<void>;
 }

@@ -3,6 +3,7 @@
 import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
+import { BillingService } from './billing.js';
 import { CatalogueService } from './catalogue.js';
 import { now, type ServiceDeps } from './context.js';
 import { KeyService } from './keys.js';
@@ -31,6 +32,7 @@ export class Services {
   readonly usage: UsageService;
   readonly audit: AuditService;
   readonly catalogue: CatalogueService;
+  readonly billing: BillingService;
 
   constructor(
     readonly deps: ServiceDeps,
@@ -44,6 +46,7 @@ export class Services {
     this.usage = new UsageService(deps);
     this.audit = new AuditService(deps);
     this.catalogue = new CatalogueService(deps);
+    this.billing = new BillingService(deps);
   }
 
   /**

@@ -71,11 +71,17 @@ for (const line of LINES) {
       const { key } = await accountWithKey(h.services);
       const c = await open(key);
       const tools = await c.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['get_account', 'search_things']);
-      expect(tools[1]).toMatchObject({ description: 'Search things.', inputSchema: SEARCH.input_schema });
+      expect(tools.map((t) => t.name)).toEqual(['get_account', 'get_billing', 'get_usage', 'search_things']);
+      expect(tools[3]).toMatchObject({ description: 'Search things.', inputSchema: SEARCH.input_schema });
       expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
       await h.services.catalogue.put('ping_free', { upstream: { url: `${upstream.url}/search` } });
-      expect((await c.listTools()).map((t) => t.name)).toEqual(['get_account', 'ping_free', 'search_things']);
+      expect((await c.listTools()).map((t) => t.name)).toEqual([
+        'get_account',
+        'get_billing',
+        'get_usage',
+        'ping_free',
+        'search_things',
+      ]);
     });
 
     it('get_account: structuredContent is the HTTP answer, and the text its JSON', async () => {
@@ -140,7 +146,7 @@ for (const line of LINES) {
       const { key, accountId } = await accountWithKey(h.services, { tokens: 100 });
       await h.services.accounts.update(accountId, { status: 'suspended' });
       const c = await open(key);
-      expect((await c.listTools()).length).toBe(2);
+      expect((await c.listTools()).length).toBe(4);
       const account = await c.callTool('get_account', {});
       expect(account.structuredContent).toMatchObject({ results: { status: 'suspended' } });
       const refused = await c.callTool('search_things', { n: 1 });

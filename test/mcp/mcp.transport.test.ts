@@ -57,6 +57,8 @@ describe('/mcp over raw HTTP', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(((await res.json()) as any).result.tools.map((t: { name: string }) => t.name)).toEqual([
       'get_account',
+      'get_billing',
+      'get_usage',
     ]);
   });
 

@@ -26,6 +26,7 @@ import { keyAuthentication } from '../key-auth.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
+import { UNKNOWN_TOOL } from './tools.js';
 
 const SERVER_INFO = { name: 'toolgate', version: '1' };
 
@@ -55,6 +56,8 @@ export async function mcpRoutes(
   opts: { services: Services; registry: ToolRegistry; limits?: RateLimits },
 ) {
   const { services, registry } = opts;
+  const counters = services.deps.usageCounters;
+  const tokenCosts = () => registry.tokenCosts();
 
   const factory = (ctx: McpRequestContext): Server => {
     const caller = ctx.authInfo?.extra?.caller as Caller;
@@ -65,20 +68,38 @@ export async function mcpRoutes(
     server.setRequestHandler('tools/call', async (request) => {
       const { name, arguments: args } = request.params;
       const callable = registry.find(name);
-      if (!callable)
+      const counted = callable ? name : UNKNOWN_TOOL;
+      const failed = () =>
+        counters?.count(caller.accountId, caller.keyId, counted, 'mcp', { kind: 'failed' });
+      // The rate limit first, as over HTTP: a refused call learns nothing, not even whether the tool exists.
+      if (caller.refusal) {
+        failed();
+        return errorResult(caller.refusal, caller.requestId);
+      }
+      if (!callable) {
+        failed();
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `There is no tool "${name.slice(0, 64)}".`);
-      if (caller.refusal) return errorResult(caller.refusal, caller.requestId);
+      }
       const tool: ToolContext = {
         accountId: caller.accountId,
         keyId: caller.keyId,
         requestId: caller.requestId,
         services,
         log: caller.log,
+        tokenCosts,
       };
       try {
         const answered = await registry.call(callable, tool, args ?? {});
+        const o = tool.outcome;
+        counters?.count(caller.accountId, caller.keyId, name, 'mcp', {
+          kind: 'answered',
+          records: o ? o.records : 0,
+          tokens: o ? o.tokens : 0,
+          missed: o ? o.missed : false,
+        });
         return toolResult(answered.body, false);
       } catch (err) {
+        failed();
         if (err instanceof ApiError) return errorResult(err, caller.requestId);
         // Unexpected: logged like any route's, answered as the HTTP route would (500, nothing internal).
         caller.log.error({ err }, 'unhandled error');
@@ -117,10 +138,16 @@ export async function mcpRoutes(
 
   app.post('/mcp', { schema: { hide: true }, onRequest: authenticate }, async (request, reply) => {
     const body = request.body;
+    // A batch (2025-03-26) spends one request of the key's budget per message, as separate requests would.
+    if (Array.isArray(body) && body.length > 1 && !request.refusal) {
+      request.refusal = opts.limits?.takeMore(request.auth!.keyId, body.length - 1) ?? null;
+    }
     const isCall =
       typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'tools/call';
-    // Only a tool call answers a rate-limit refusal in-band; anything else is refused as HTTP.
+    // Only a single tool call answers a rate-limit refusal in-band; anything else is refused as HTTP.
     if (request.refusal && !isCall) return sendError(reply, request.refusal);
+    // The in-band refusal keeps the HTTP one's advice on when to come back.
+    if (request.refusal?.headers) reply.headers(request.refusal.headers);
     const auth = request.auth!;
     const caller: Caller = {
       accountId: auth.accountId,

@@ -12,7 +12,6 @@ import { ApiError } from '../errors.js';
 import { keyAuthentication } from '../key-auth.js';
 import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema } from '../schemas.js';
-import type { ServedTool } from '../tools/catalogue-tool.js';
 import { responseSchema, runTool } from '../tools/pipeline.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { RawJson, type Tool, type ToolContext, WithStatus } from '../tools/tool.js';
@@ -30,16 +29,23 @@ function answer(reply: FastifyReply, out: unknown): unknown {
   return out.json;
 }
 
-/** The catalogue's tools as this server serves them (service/live-catalogue.ts). */
-export interface CatalogueTools {
-  get(name: string): ServedTool | undefined;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The registered tool a route serves (the catalogue's route has none: its tool is in the path). */
+    tool?: string;
+  }
 }
+
+/** The name a call is counted under in the usage history: a tool this server has, or `(unknown)`. */
+export const UNKNOWN_TOOL = '(unknown)';
 
 export async function toolRoutes(
   app: FastifyInstance,
-  opts: { services: Services; tools: readonly Tool[]; catalogue?: CatalogueTools; limits?: RateLimits },
+  opts: { services: Services; tools: readonly Tool[]; registry: ToolRegistry; limits?: RateLimits },
 ) {
-  const { services, tools, catalogue, limits } = opts;
+  const { services, tools, registry, limits } = opts;
+  const counters = services.deps.usageCounters;
+  const tokenCosts = () => registry.tokenCosts();
 
   const authenticate = keyAuthentication(services, limits);
 
@@ -51,8 +57,34 @@ export async function toolRoutes(
       requestId: request.id,
       services,
       log: request.log,
+      tokenCosts,
     };
   };
+
+  /** A call answered: counted with what it came to (an account tool's: no records, no tokens). */
+  const answered = (ctx: ToolContext, tool: string) => {
+    const o = ctx.outcome;
+    counters?.count(ctx.accountId, ctx.keyId, tool, 'http', {
+      kind: 'answered',
+      records: o ? o.records : 0,
+      tokens: o ? o.tokens : 0,
+      missed: o ? o.missed : false,
+    });
+  };
+
+  // Every authenticated call refused or failed, whatever refused it (rate limit, arguments, status,
+  // fair use, tokens, the upstream): counted as failed. Only errors pass here, never an answer.
+  if (counters) {
+    app.addHook('onError', (request, _reply, _error, done) => {
+      const auth = request.auth;
+      if (auth) {
+        const named = request.routeOptions.config.tool ?? (request.params as { tool?: string }).tool;
+        const tool = named !== undefined && registry.find(named) ? named : UNKNOWN_TOOL;
+        counters.count(auth.accountId, auth.keyId, tool, 'http', { kind: 'failed' });
+      }
+      done();
+    });
+  }
 
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
@@ -68,10 +100,19 @@ export async function toolRoutes(
         body: tool.args,
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
+      config: { tool: tool.name },
       onRequest: authenticate,
       handler: (request, reply) => {
-        const out = runTool(tool, context(request), request.body);
-        return out instanceof Promise ? out.then((o) => answer(reply, o)) : answer(reply, out);
+        const ctx = context(request);
+        const out = runTool(tool, ctx, request.body);
+        if (out instanceof Promise) {
+          return out.then((o) => {
+            answered(ctx, tool.name);
+            return answer(reply, o);
+          });
+        }
+        answered(ctx, tool.name);
+        return answer(reply, out);
       },
     });
   }
@@ -84,12 +125,15 @@ export async function toolRoutes(
       '/api/v1/tools/:tool',
       { schema: { hide: true, params: Type.Object({ tool: Type.String() }) }, onRequest: authenticate },
       async (request, reply) => {
-        const served = catalogue?.get(request.params.tool);
+        const served = registry.find(request.params.tool);
         if (!served) {
           throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
         }
         ToolRegistry.admit(served, request.body);
-        return answer(reply, await runTool(served.tool, context(request), request.body));
+        const ctx = context(request);
+        const out = await runTool(served.tool, ctx, request.body);
+        answered(ctx, served.tool.name);
+        return answer(reply, out);
       },
     );
 

@@ -41,6 +41,7 @@ async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise
   if (!metering) {
     unwrap(statusRefusal(snapshot.account.status) ?? { ok: true, value: undefined });
     const answer = await tool.run(ctx, args);
+    ctx.outcome = { records: answer.missed ? 0 : answer.records, tokens: 0, missed: answer.missed === true };
     return envelope(answer, { tokens_charged: 0, tokens_remaining: balanceOf(snapshot, null) });
   }
 
@@ -72,6 +73,7 @@ async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise
         });
       },
     });
+    if (committed.ok) ctx.outcome = { records, tokens: cost, missed: answer.missed === true };
   } finally {
     hold.release();
   }

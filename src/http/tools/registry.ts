@@ -39,6 +39,7 @@ const plainSchema = (schema: unknown): ToolListing['inputSchema'] => JSON.parse(
 export class ToolRegistry {
   private readonly registered: Map<string, Callable & { listing: ToolListing }>;
   private listed: { revision: number; tools: ToolListing[] } | undefined;
+  private costs: { revision: number; costs: Record<string, number> } | undefined;
 
   constructor(
     tools: readonly Tool[],
@@ -82,6 +83,27 @@ export class ToolRegistry {
     }
     this.listed = { revision, tools };
     return tools;
+  }
+
+  /**
+   * Every tool's token cost, as get_billing shows it: per record where a tool charges per record,
+   * else per call; account tools and free tools 0. Made once per catalogue revision.
+   */
+  tokenCosts(): Record<string, number> {
+    const revision = this.catalogue?.revision ?? -1;
+    if (this.costs?.revision === revision) return this.costs.costs;
+    const costs: Record<string, number> = {};
+    for (const name of this.registered.keys()) costs[name] = 0;
+    for (const served of this.catalogue?.list() ?? []) {
+      const m = served.definition.metering;
+      costs[served.definition.name] = !m
+        ? 0
+        : m.tokens_per_record > 0
+          ? m.tokens_per_record
+          : m.tokens_per_call;
+    }
+    this.costs = { revision, costs };
+    return costs;
   }
 
   /**

@@ -15,6 +15,10 @@ export interface ToolContext {
   requestId: string;
   services: Services;
   log: FastifyBaseLogger;
+  /** Every tool's token cost (get_billing). */
+  tokenCosts: () => Record<string, number>;
+  /** What a data tool's call came to, once committed: for the usage history. */
+  outcome?: { records: number; tokens: number; missed: boolean };
 }
 
 interface ToolBase {

@@ -1,0 +1,45 @@
+/** @module get_billing: the calling account's plan, subscription and period, balance and every tool's cost; free. */
+import Type from 'typebox';
+import { ApiError } from '../errors.js';
+import type { AccountTool } from './tool.js';
+
+const Iso = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const getBilling: AccountTool = {
+  kind: 'account',
+  name: 'get_billing',
+  summary: "The calling account's billing",
+  description:
+    'Returns the plan, the subscription status and current period (a plan billed monthly runs from when ' +
+    'the account joined it; otherwise status none and no dates), the token balance (-1 when unlimited) ' +
+    'and what each tool costs in tokens (per record where it charges per record, else per call). Free.',
+  args: Type.Object({}, { additionalProperties: false, description: 'No arguments: send {}' }),
+  response: Type.Object({
+    results: Type.Object({
+      plan: Type.String(),
+      subscription_status: Type.Union([
+        Type.Literal('active'),
+        Type.Literal('suspended'),
+        Type.Literal('closed'),
+        Type.Literal('none'),
+      ]),
+      token_balance: Type.Integer(),
+      unlimited: Type.Boolean(),
+      current_period_start: Iso,
+      current_period_end: Iso,
+      token_costs: Type.Record(Type.String(), Type.Integer()),
+    }),
+    status: Type.Literal('ok'),
+    metadata: Type.Object({ tokens_charged: Type.Integer(), tokens_remaining: Type.Integer() }),
+  }),
+  async run(ctx) {
+    const snapshot = await ctx.services.deps.reads.getSnapshot(ctx.accountId);
+    if (!snapshot) throw new ApiError('invalid_api_key');
+    const results = ctx.services.billing.billing(snapshot, ctx.tokenCosts());
+    return {
+      results,
+      status: 'ok' as const,
+      metadata: { tokens_charged: 0, tokens_remaining: results.token_balance },
+    };
+  },
+};

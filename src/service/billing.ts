@@ -1,0 +1,154 @@
+/**
+ * @module The account tools' use cases: what an account's billing looks like (plan, subscription and
+ * its current period, balance, every tool's cost), and what it used, day by day, over a period
+ * (the stored history plus this server's counts not written yet). Operators read the same history
+ * for any range, by day, key or tool.
+ */
+import { isUnlimited } from '../domain/accounts.js';
+import { isoSeconds } from '../domain/clock.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import {
+  addCounts,
+  daysBetween,
+  dayOf,
+  historyRange,
+  monthlyPeriod,
+  type UsageCounts,
+  type UsageGrouping,
+  type UsagePeriod,
+  usagePeriodDays,
+  zeroCounts,
+} from '../domain/usage-history.js';
+import type { AccountSnapshot, UsageGroup } from '../store/store.js';
+import { now, type ServiceDeps } from './context.js';
+
+/** Counts as the account tools and the admin API show them (snake_case). */
+export interface CountsView {
+  calls: number;
+  tokens: number;
+  records: number;
+  with_data: number;
+  without_data: number;
+  failed: number;
+}
+
+const view = (c: UsageCounts): CountsView => ({
+  calls: c.calls,
+  tokens: c.tokens,
+  records: c.records,
+  with_data: c.withData,
+  without_data: c.withoutData,
+  failed: c.failed,
+});
+
+export interface BillingView {
+  plan: string;
+  subscription_status: 'active' | 'suspended' | 'closed' | 'none';
+  token_balance: number;
+  unlimited: boolean;
+  current_period_start: string | null;
+  current_period_end: string | null;
+  token_costs: Record<string, number>;
+}
+
+export interface UsageView {
+  period: UsagePeriod;
+  start_date: string;
+  end_date: string;
+  token_balance: number;
+  days: (CountsView & { date: string })[];
+  totals: CountsView;
+}
+
+export interface HistoryView {
+  account_id: string;
+  from: string;
+  to: string;
+  by: UsageGrouping;
+  rows: (CountsView & { day?: string; key_id?: string; tool?: string })[];
+  totals: CountsView;
+}
+
+const balanceOf = (s: AccountSnapshot) => (isUnlimited(s.account, s.plan) ? -1 : s.account.tokenBalance);
+
+export class BillingService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  billing(snapshot: AccountSnapshot, tokenCosts: Record<string, number>): BillingView {
+    const { account, plan } = snapshot;
+    const period = plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, now(this.deps)) : null;
+    return {
+      plan: plan.id,
+      subscription_status: period ? account.status : 'none',
+      token_balance: balanceOf(snapshot),
+      unlimited: isUnlimited(account, plan),
+      current_period_start: period ? isoSeconds(period.start) : null,
+      current_period_end: period ? isoSeconds(period.end) : null,
+      token_costs: tokenCosts,
+    };
+  }
+
+  async usage(snapshot: AccountSnapshot, period: UsagePeriod): Promise<UsageView> {
+    const { account, plan } = snapshot;
+    const t = now(this.deps);
+    const billing = plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, t) : null;
+    const { from, to } = usagePeriodDays(period, t, billing);
+    const byDay = new Map((await this.groups(account.id, from, to, 'day')).map((g) => [g.group, g]));
+    const totals = zeroCounts();
+    const days = daysBetween(from, to).map((date) => {
+      const counts = byDay.get(date) ?? zeroCounts();
+      addCounts(totals, counts);
+      return { date, ...view(counts) };
+    });
+    return {
+      period,
+      start_date: from,
+      end_date: to,
+      token_balance: balanceOf(snapshot),
+      days,
+      totals: view(totals),
+    };
+  }
+
+  /** The admin API's and the CLI's history: any range (30 days to today by default), by day, key or tool. */
+  async history(
+    accountId: string,
+    input: { from?: string; to?: string; by?: string },
+  ): Promise<Result<HistoryView>> {
+    const by = input.by ?? 'day';
+    if (by !== 'day' && by !== 'key' && by !== 'tool') {
+      return fail('invalid_arguments', 'by must be day, key or tool.');
+    }
+    const range = historyRange(dayOf(now(this.deps)), input.from, input.to);
+    if (!range.ok) return range;
+    if (!(await this.deps.store.getAccount(accountId))) return fail('not_found', `No account "${accountId}".`);
+    const { from, to } = range.value;
+    const groups = await this.groups(accountId, from, to, by);
+    const totals = zeroCounts();
+    for (const g of groups) addCounts(totals, g);
+    const member = by === 'day' ? 'day' : by === 'key' ? 'key_id' : 'tool';
+    let rows: HistoryView['rows'];
+    if (by === 'day') {
+      // Every day of the range, days without calls included.
+      const byDay = new Map(groups.map((g) => [g.group, g]));
+      rows = daysBetween(from, to).map((day) => ({ day, ...view(byDay.get(day) ?? zeroCounts()) }));
+    } else {
+      rows = groups.map((g) => ({ [member]: g.group, ...view(g) }));
+    }
+    return ok({ account_id: accountId, from, to, by, rows, totals: view(totals) });
+  }
+
+  /** The stored groups, with this server's counts not yet written added in. */
+  private async groups(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]> {
+    const stored = await this.deps.store.usageHistory.history(accountId, from, to, by);
+    const unwritten = this.deps.usageCounters?.unwritten(accountId, from, to, by) ?? [];
+    if (unwritten.length === 0) return stored;
+    const merged = new Map(stored.map((g) => [g.group, { ...g }]));
+    for (const u of unwritten) {
+      const g = merged.get(u.group);
+      if (g) addCounts(g, u);
+      else merged.set(u.group, { ...u });
+    }
+    return [...merged.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * @module The usage counters: every authenticated tool call is counted in memory on the request path
+ * (a map lookup), and what accumulated is written at most once a second as additive upserts (so
+ * any number of servers add up), and once more on graceful shutdown. A crash loses at most the last
+ * second of these analytics counts, never a consumption or a charge: those are committed with the
+ * call. Rows older than the retention are pruned as the days go by.
+ */
+import { type Clock, nowSeconds } from '../domain/clock.js';
+import {
+  addCounts,
+  addDays,
+  type CallOutcome,
+  countCall,
+  dayOf,
+  type Surface,
+  type UsageGrouping,
+  type UsageRow,
+  zeroCounts,
+} from '../domain/usage-history.js';
+import type { UsageGroup, UsageHistoryStore, Warn } from '../store/store.js';
+
+export interface UsageCountersOptions {
+  /** How often what accumulated is written, in milliseconds. */
+  flushMs?: number;
+  /** Days of history kept (TOOLGATE_USAGE_RETENTION_DAYS). */
+  retentionDays?: number;
+  warn?: Warn;
+}
+
+export const DEFAULT_RETENTION_DAYS = 400;
+/** Rows held while the store cannot be written: beyond this, the oldest counts are given up. */
+const MAX_PENDING_ROWS = 100_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+export class UsageCounters {
+  private pending = new Map<string, UsageRow>();
+  private timer: NodeJS.Timeout | undefined;
+  private day = '';
+  private dayNumber = -1;
+  private lastPrune = 0;
+  private failing = false;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: UsageHistoryStore,
+    private readonly clock: Clock,
+    private readonly opts: UsageCountersOptions = {},
+  ) {}
+
+  /** Counts one call. On the request path: a lookup and a few additions. */
+  count(accountId: string, keyId: string, tool: string, surface: Surface, outcome: CallOutcome): void {
+    const day = this.today();
+    const id = `${accountId}\0${day}\0${keyId}\0${tool}\0${surface}`;
+    let row = this.pending.get(id);
+    if (!row) {
+      row = { accountId, day, keyId, tool, surface, ...zeroCounts() };
+      this.pending.set(id, row);
+    }
+    countCall(row, outcome);
+  }
+
+  /** This process's counts not yet written, for an account over days, grouped as the store groups them. */
+  unwritten(accountId: string, from: string, to: string, by: UsageGrouping): UsageGroup[] {
+    const groups = new Map<string, UsageGroup>();
+    for (const row of this.pending.values()) {
+      if (row.accountId !== accountId || row.day < from || row.day > to) continue;
+      const key = by === 'day' ? row.day : by === 'key' ? row.keyId : row.tool;
+      let g = groups.get(key);
+      if (!g) {
+        g = { group: key, ...zeroCounts() };
+        groups.set(key, g);
+      }
+      addCounts(g, row);
+    }
+    return [...groups.values()];
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush().catch(() => {}), this.opts.flushMs ?? 1_000);
+    this.timer.unref();
+  }
+
+  /** Writes what accumulated; flushes run one after another. Rejects when the store cannot be written. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.write());
+    this.flushing = run.catch(() => {});
+    return run;
+  }
+
+  /** Stops the timer and writes what is left. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private today(): string {
+    const n = Math.floor(this.clock.now() / 86_400_000);
+    if (n !== this.dayNumber) {
+      this.dayNumber = n;
+      this.day = dayOf(n * 86_400);
+    }
+    return this.day;
+  }
+
+  private async write(): Promise<void> {
+    await this.pruneNowAndThen();
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    try {
+      await this.store.add([...batch.values()]);
+      if (this.failing) this.opts.warn?.('usage counts written again', {});
+      this.failing = false;
+    } catch (err) {
+      // Kept for the next try: added to whatever was counted meanwhile.
+      for (const [id, row] of batch) {
+        const now = this.pending.get(id);
+        if (now) addCounts(now, row);
+        else if (this.pending.size < MAX_PENDING_ROWS) this.pending.set(id, row);
+      }
+      if (!this.failing) {
+        this.opts.warn?.('usage counts could not be written; kept in memory and retried', {
+          err: { message: (err as Error).message },
+        });
+      }
+      this.failing = true;
+      throw err;
+    }
+  }
+
+  private async pruneNowAndThen(): Promise<void> {
+    const ms = this.clock.now();
+    if (this.lastPrune !== 0 && ms - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = ms;
+    const keep = this.opts.retentionDays ?? DEFAULT_RETENTION_DAYS;
+    await this.store.prune(addDays(dayOf(nowSeconds(this.clock)), -keep)).catch(() => {});
+  }
+}
