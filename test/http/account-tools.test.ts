@@ -138,10 +138,10 @@ describe('account tools', () => {
         period: 'today',
         start_date: '2026-04-15',
         end_date: '2026-04-15',
-        token_balance: 8,
+        token_balance: 5,
       });
       expect(after.results.days).toEqual([{ date: '2026-04-15', ...after.results.totals }]);
-      expect(after.metadata).toEqual({ tokens_charged: 0, tokens_remaining: 8 });
+      expect(after.metadata).toEqual({ tokens_charged: 0, tokens_remaining: 5 });
     });
 
     it('days are UTC days, every one of the period, days without calls as zeros', async () => {
