@@ -106,26 +106,65 @@ export function checkAnswer(req: Materialized, a: Answer, s: Secrets): Record<st
       fail(req, a, 'the body is not a JSON object');
   }
 
-  if (status >= 400 && body) {
-    if (body.status !== 'error') fail(req, a, 'an error body without status "error"');
-    const code = body.code;
-    if (typeof code !== 'string' || !Object.hasOwn(ERROR_STATUS, code))
-      fail(req, a, `code ${JSON.stringify(code)} is not in the closed list`);
-    const expected = ERROR_STATUS[code as keyof typeof ERROR_STATUS];
-    if (expected !== status) fail(req, a, `code ${code} maps to ${expected}, answered ${status}`);
-    if (body.error !== STATUS_CODES[status]) fail(req, a, `error is not the reason phrase of ${status}`);
-    if (typeof body.message !== 'string' || body.message === '') fail(req, a, 'no message');
-    if (body.request_id !== requestId) fail(req, a, 'request_id differs from the x-request-id header');
-    for (const leak of LEAKS) if (leak.test(a.body)) fail(req, a, `the error body leaks internals (${leak})`);
-    if (a.body.includes(process.cwd())) fail(req, a, 'the error body names a path on the server');
-    if (code === 'method_not_allowed' && header(a, 'allow') !== 'POST')
-      fail(req, a, '405 without Allow: POST');
-    if (code === 'rate_limited' && header(a, 'retry-after') === undefined)
-      fail(req, a, '429 rate_limited without Retry-After');
-  }
+  if (status >= 400 && body) checkErrorShape(req, a, body);
 
   if (status < 300) checkAuthorized(req, a, body, s);
   return body;
+}
+
+/**
+ * A 4xx (or 5xx) body in the one error shape: `status` "error", a code from the closed list whose
+ * status it is, the reason phrase, a message, the request id of the `x-request-id` header, nothing
+ * internal; a 405 with `Allow: POST`, a 429 rate_limited with `Retry-After`.
+ */
+export function checkErrorShape(req: Materialized, a: Answer, body: Record<string, unknown>): void {
+  const status = a.statusCode;
+  const requestId = header(a, 'x-request-id');
+  if (body.status !== 'error') fail(req, a, 'an error body without status "error"');
+  const code = body.code;
+  if (typeof code !== 'string' || !Object.hasOwn(ERROR_STATUS, code))
+    fail(req, a, `code ${JSON.stringify(code)} is not in the closed list`);
+  const expected = ERROR_STATUS[code as keyof typeof ERROR_STATUS];
+  if (expected !== status) fail(req, a, `code ${code} maps to ${expected}, answered ${status}`);
+  if (body.error !== STATUS_CODES[status]) fail(req, a, `error is not the reason phrase of ${status}`);
+  if (typeof body.message !== 'string' || body.message === '') fail(req, a, 'no message');
+  if (body.request_id !== requestId) fail(req, a, 'request_id differs from the x-request-id header');
+  for (const leak of LEAKS) if (leak.test(a.body)) fail(req, a, `the error body leaks internals (${leak})`);
+  if (a.body.includes(process.cwd())) fail(req, a, 'the error body names a path on the server');
+  if (code === 'method_not_allowed' && header(a, 'allow') !== 'POST') fail(req, a, '405 without Allow: POST');
+  if (code === 'rate_limited' && header(a, 'retry-after') === undefined)
+    fail(req, a, '429 rate_limited without Retry-After');
+}
+
+/**
+ * No secret in an answer's headers or body: not the caller's key, the victim's, the admin token or
+ * the server's key secret. A secret the request itself carried in its body may come back as an
+ * echo of that body (the caller's own words); one sent only in a header may not.
+ */
+export function assertNoSecrets(
+  req: Materialized,
+  a: Answer,
+  s: Secrets,
+  extra: readonly string[] = [],
+): void {
+  const sentBody =
+    req.payload === undefined
+      ? ''
+      : typeof req.payload === 'string'
+        ? req.payload
+        : req.payload.toString('utf8');
+  const headers = JSON.stringify(a.headers);
+  for (const [name, secret] of [
+    ["the caller's key", s.key],
+    ["the victim's key", s.victimKey],
+    ['the admin token', s.admin],
+    ...extra.map((x) => ['a server secret', x] as const),
+  ] as const) {
+    if (secret === '') continue;
+    if (headers.includes(secret)) fail(req, a, `${name} is in the answer's headers`);
+    if (a.body.includes(secret) && !sentBody.includes(secret))
+      fail(req, a, `${name} is in the answer's body`);
+  }
 }
 
 /**

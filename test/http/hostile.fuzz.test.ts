@@ -31,6 +31,7 @@ import {
   type Secrets,
   toolRequestArb,
 } from '../fuzz/hostile-input.js';
+import { populate } from '../fuzz/populate.js';
 import {
   checkRawAnswer,
   describeRaw,
@@ -161,26 +162,6 @@ function isValidGetAccount(spec: RequestSpec, req: Materialized): boolean {
       (req.payload === undefined || ['{}', '', ' ', '{ }', '\n{}\n'].includes(String(req.payload)))) ||
     (type === undefined && req.payload === undefined);
   return isGetAccountCall(req) && spec.cred.value === 'Bearer {{KEY}}' && spec.extra.length === 0 && plain;
-}
-
-/** A caller, a victim (whose ids the admin calls use, and which they may close) and three spare accounts. */
-async function populate(h: Harness): Promise<Secrets> {
-  const caller = await accountWithKey(h.services, { name: 'Caller', tokens: 100 });
-  const victim = await accountWithKey(h.services, { name: 'Victim', tokens: 100 });
-  const user = await h.services.users.add(victim.accountId, 'victim@example.com', 'owner');
-  if (!user.ok) throw new Error(user.error.message);
-  const spares = await Promise.all(
-    [1, 2, 3].map((i) => accountWithKey(h.services, { name: `Spare ${i}`, tokens: 1_000 })),
-  );
-  return {
-    key: caller.key,
-    victimKey: victim.key,
-    admin: ADMIN_TOKEN,
-    accountId: victim.accountId,
-    spareAccountIds: [spares[0]!.accountId, spares[1]!.accountId, spares[2]!.accountId],
-    keyId: victim.keyId,
-    userId: user.value.id,
-  };
 }
 
 describe('hostile input, in process', () => {

@@ -137,6 +137,9 @@ export async function mcpRoutes(
   });
 
   app.post('/mcp', { schema: { hide: true }, onRequest: authenticate }, async (request, reply) => {
+    // MCP messages are JSON: a POST without a media type (and so without a body) is refused as any
+    // other media type is.
+    if (request.headers['content-type'] === undefined) throw new ApiError('unsupported_media_type');
     const body = request.body;
     // A batch (2025-03-26) spends one request of the key's budget per message, as separate requests would.
     if (Array.isArray(body) && body.length > 1 && !request.refusal) {
@@ -182,10 +185,11 @@ function toWebRequest(request: FastifyRequest): Request {
     if (typeof value === 'string') headers.set(name, value);
     else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
-  return new Request(`http://${request.hostname || 'localhost'}${request.url}`, {
-    method: request.method,
-    headers,
-  });
+  // The body was parsed as JSON already (a media type toolgate took for JSON): the SDK is told so
+  // plainly, rather than judging the caller's header again by rules of its own.
+  headers.set('content-type', 'application/json');
+  // Nothing here routes by host or query: a fixed URL, whatever Host the caller sent.
+  return new Request('http://toolgate.local/mcp', { method: request.method, headers });
 }
 
 async function sendWebResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
