@@ -84,7 +84,9 @@ export async function startServer(config: Config): Promise<Running> {
     closing ??= (async () => {
       await app.close();
       await catalogue.close();
-      await usageCounters.stop().catch((err) => logger.warn({ err }, 'could not write the last usage counts'));
+      await usageCounters
+        .stop()
+        .catch((err) => logger.warn({ err }, 'could not write the last usage counts'));
       await keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
       await store.close();
     })();

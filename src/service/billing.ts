@@ -9,8 +9,8 @@ import { isoSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import {
   addCounts,
-  daysBetween,
   dayOf,
+  daysBetween,
   historyRange,
   monthlyPeriod,
   type UsageCounts,
@@ -121,7 +121,8 @@ export class BillingService {
     }
     const range = historyRange(dayOf(now(this.deps)), input.from, input.to);
     if (!range.ok) return range;
-    if (!(await this.deps.store.getAccount(accountId))) return fail('not_found', `No account "${accountId}".`);
+    if (!(await this.deps.store.getAccount(accountId)))
+      return fail('not_found', `No account "${accountId}".`);
     const { from, to } = range.value;
     const groups = await this.groups(accountId, from, to, by);
     const totals = zeroCounts();
@@ -139,7 +140,12 @@ export class BillingService {
   }
 
   /** The stored groups, with this server's counts not yet written added in. */
-  private async groups(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]> {
+  private async groups(
+    accountId: string,
+    from: string,
+    to: string,
+    by: UsageGrouping,
+  ): Promise<UsageGroup[]> {
     const stored = await this.deps.store.usageHistory.history(accountId, from, to, by);
     const unwritten = this.deps.usageCounters?.unwritten(accountId, from, to, by) ?? [];
     if (unwritten.length === 0) return stored;

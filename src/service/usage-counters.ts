@@ -59,6 +59,22 @@ export class UsageCounters {
     countCall(row, outcome);
   }
 
+  /** Counts a call answered, with what it came to (none given: an account tool's, no records, no tokens). */
+  answered(
+    accountId: string,
+    keyId: string,
+    tool: string,
+    surface: Surface,
+    outcome: { records: number; tokens: number; missed: boolean } | undefined,
+  ): void {
+    this.count(accountId, keyId, tool, surface, {
+      kind: 'answered',
+      records: outcome ? outcome.records : 0,
+      tokens: outcome ? outcome.tokens : 0,
+      missed: outcome ? outcome.missed : false,
+    });
+  }
+
   /** This process's counts not yet written, for an account over days, grouped as the store groups them. */
   unwritten(accountId: string, from: string, to: string, by: UsageGrouping): UsageGroup[] {
     const groups = new Map<string, UsageGroup>();

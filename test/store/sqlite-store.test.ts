@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { catalogueContract } from './catalogue-contract.js';
-import { storeContract } from './contract.js';
+import { type StoreFixture, storeContract } from './contract.js';
 import { usageHistoryContract } from './usage-history-contract.js';
 
-storeContract('SQLite', async () => {
+/** A store on a new file in a scratch directory, removed with it. */
+async function scratchSqlite(): Promise<StoreFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
   const store = new SqliteStore({ path: join(dir, 'toolgate.db') });
   return {
@@ -16,28 +17,8 @@ storeContract('SQLite', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-});
+}
 
-usageHistoryContract('SQLite', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
-  const store = new SqliteStore({ path: join(dir, 'toolgate.db') });
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
-
-catalogueContract('SQLite', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
-  const store = new SqliteStore({ path: join(dir, 'toolgate.db') });
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+storeContract('SQLite', scratchSqlite);
+catalogueContract('SQLite', scratchSqlite);
+usageHistoryContract('SQLite', scratchSqlite);

@@ -4,54 +4,40 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ForwardCall, Upstreams, type UpstreamTarget } from '../../src/upstream/forward.js';
+import { readBody, sendJson } from './test-upstream.js';
 
 const BIG = 64 * 1024;
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 /** Each path is one upstream behaviour; the request body is always read first, as a real service would. */
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
   const path = req.url ?? '';
   const statusMatch = /^\/status\/(\d{3})$/.exec(path);
-  if (statusMatch) return json(res, Number(statusMatch[1]), { message: 'nope' });
+  if (statusMatch) return sendJson(res, Number(statusMatch[1]), { message: 'nope' });
   switch (path) {
     case '/ok':
-      return json(res, 200, { status: 'ok', results: { rows: [1, 2] }, metadata: { source: 'test' } });
+      return sendJson(res, 200, { status: 'ok', results: { rows: [1, 2] }, metadata: { source: 'test' } });
     case '/ok-bare':
-      return json(res, 201, { results: [3], metadata: ['not', 'an', 'object'] });
+      return sendJson(res, 201, { results: [3], metadata: ['not', 'an', 'object'] });
     case '/ok-no-results':
-      return json(res, 200, {});
+      return sendJson(res, 200, {});
     case '/miss':
-      return json(res, 200, { status: 'not_found', metadata: { tried: 2 } });
+      return sendJson(res, 200, { status: 'not_found', metadata: { tried: 2 } });
     case '/404':
-      return json(res, 404, { results: { why: 'gone' }, metadata: { m: 1 } });
+      return sendJson(res, 404, { results: { why: 'gone' }, metadata: { m: 1 } });
     case '/404-text':
       res.writeHead(404, { 'content-type': 'text/plain' });
       return void res.end('Not Found');
     case '/400':
-      return json(res, 400, { message: 'bad argument x' });
+      return sendJson(res, 400, { message: 'bad argument x' });
     case '/422':
-      return json(res, 422, { message: 'y must be positive' });
+      return sendJson(res, 422, { message: 'y must be positive' });
     case '/422-long':
-      return json(res, 422, { message: 'm'.repeat(900) });
+      return sendJson(res, 422, { message: 'm'.repeat(900) });
     case '/422-none':
-      return json(res, 422, { error: 'no message here' });
+      return sendJson(res, 422, { error: 'no message here' });
     case '/422-number':
-      return json(res, 422, { message: 42 });
+      return sendJson(res, 422, { message: 42 });
     case '/302':
       res.writeHead(302, { location: '/ok' });
       return void res.end();
@@ -59,13 +45,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end('{"status": "ok", ');
     case '/array':
-      return json(res, 200, [{ status: 'ok' }]);
+      return sendJson(res, 200, [{ status: 'ok' }]);
     case '/null':
-      return json(res, 200, null);
+      return sendJson(res, 200, null);
     case '/weird-status':
-      return json(res, 200, { status: 'maybe', results: 1 });
+      return sendJson(res, 200, { status: 'maybe', results: 1 });
     case '/slow':
-      setTimeout(() => json(res, 200, { results: 'late' }), 2000);
+      setTimeout(() => sendJson(res, 200, { results: 'late' }), 2000);
       return;
     case '/slow-body':
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -83,9 +69,9 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return void res.end();
     }
     case '/echo':
-      return json(res, 200, { results: { headers: req.headers, body, method: req.method } });
+      return sendJson(res, 200, { results: { headers: req.headers, body, method: req.method } });
     default:
-      return json(res, 500, { message: `no behaviour for ${path}` });
+      return sendJson(res, 500, { message: `no behaviour for ${path}` });
   }
 }
 

@@ -90,13 +90,7 @@ export async function mcpRoutes(
       };
       try {
         const answered = await registry.call(callable, tool, args ?? {});
-        const o = tool.outcome;
-        counters?.count(caller.accountId, caller.keyId, name, 'mcp', {
-          kind: 'answered',
-          records: o ? o.records : 0,
-          tokens: o ? o.tokens : 0,
-          missed: o ? o.missed : false,
-        });
+        counters?.answered(caller.accountId, caller.keyId, name, 'mcp', tool.outcome);
         return toolResult(answered.body, false);
       } catch (err) {
         failed();

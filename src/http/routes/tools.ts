@@ -62,15 +62,8 @@ export async function toolRoutes(
   };
 
   /** A call answered: counted with what it came to (an account tool's: no records, no tokens). */
-  const answered = (ctx: ToolContext, tool: string) => {
-    const o = ctx.outcome;
-    counters?.count(ctx.accountId, ctx.keyId, tool, 'http', {
-      kind: 'answered',
-      records: o ? o.records : 0,
-      tokens: o ? o.tokens : 0,
-      missed: o ? o.missed : false,
-    });
-  };
+  const answered = (ctx: ToolContext, tool: string) =>
+    counters?.answered(ctx.accountId, ctx.keyId, tool, 'http', ctx.outcome);
 
   // Every authenticated call refused or failed, whatever refused it (rate limit, arguments, status,
   // fair use, tokens, the upstream): counted as failed. Only errors pass here, never an answer.
