@@ -18,7 +18,8 @@ export interface ImportAnswer {
   dry_run: boolean;
   /** The catalogue's revision after the import (before it, on a dry run). */
   revision: number;
-  tools: { name: string; outcome: ToolPutOutcome }[];
+  /** Every tool of the file, as it is (or would be) stored, and what became (or would become) of it. */
+  tools: (ToolDefinition & { outcome: ToolPutOutcome })[];
 }
 
 export const toolRecord = (t: StoredTool): ToolRecord => ({
@@ -51,14 +52,14 @@ export class CatalogueService {
       return ok({
         dry_run: true,
         revision,
-        tools: tools.map((t) => ({ name: t.name, outcome: outcome(t) })),
+        tools: tools.map((t) => ({ ...t, outcome: outcome(t) })),
       });
     }
     const { revision, outcomes } = await this.save(tools);
     return ok({
       dry_run: false,
       revision,
-      tools: tools.map((t, i) => ({ name: t.name, outcome: outcomes[i]! })),
+      tools: tools.map((t, i) => ({ ...t, outcome: outcomes[i]! })),
     });
   }
 

@@ -49,8 +49,13 @@ describe('toolgate tools', () => {
       dry_run: true,
       revision: 0,
       tools: [
-        { name: 'people_search', outcome: 'created' },
-        { name: 'ping', outcome: 'created' },
+        // Each tool with every default applied, as it would be stored.
+        expect.objectContaining({
+          name: 'people_search',
+          outcome: 'created',
+          upstream: expect.objectContaining({ timeout_ms: 30_000 }),
+        }),
+        expect.objectContaining({ name: 'ping', outcome: 'created', metering: null }),
       ],
     });
     expect(await listJson()).toEqual([]);
@@ -70,8 +75,8 @@ describe('toolgate tools', () => {
       dry_run: false,
       revision: 1,
       tools: [
-        { name: 'people_search', outcome: 'unchanged' },
-        { name: 'ping', outcome: 'unchanged' },
+        expect.objectContaining({ name: 'people_search', outcome: 'unchanged' }),
+        expect.objectContaining({ name: 'ping', outcome: 'unchanged' }),
       ],
     });
     expect((await t.run('tools', 'import', path)).stdout).toContain(
