@@ -1,6 +1,6 @@
-/** @module `toolgate plans`: the plan catalogue, and changing a plan's limits. */
-import type { Command } from 'commander';
-import type { Plan } from '../domain/plans.js';
+/** @module `toolgate plans`: the plan catalogue, and changing a plan's limits and subscription. */
+import { type Command, InvalidArgumentError } from 'commander';
+import type { PlanView, Subscription } from '../service/plans.js';
 import { withServices } from './context.js';
 import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
 
@@ -23,18 +23,46 @@ export function registerPlans(program: Command): void {
     .argument('[limits...]', 'limits such as enrich.records.5h=1000 search.requests.5h=2500')
     .option('--unlimited', 'accounts on this plan are unlimited (no token charges)')
     .option('--no-unlimited', 'accounts on this plan pay tokens')
+    .option(
+      '--subscription <kind>',
+      'monthly (billed monthly from when an account joins) or none (default for a new plan)',
+      subscriptionSetting,
+    )
     .option('--json', JSON_HELP)
-    .action(async (id: string, limits: string[], opts: JsonOption & { unlimited?: boolean }) => {
-      const plan = await withServices(async (s) => unwrap(await s.plans.set(id, limits, opts.unlimited)));
-      emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}`);
-    });
+    .action(
+      async (
+        id: string,
+        limits: string[],
+        opts: JsonOption & { unlimited?: boolean; subscription?: 'monthly' | 'none' },
+      ) => {
+        const subscription: Subscription | undefined =
+          opts.subscription === 'none' ? null : opts.subscription;
+        const plan = await withServices(async (s) =>
+          unwrap(await s.plans.set(id, limits, opts.unlimited, subscription)),
+        );
+        emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}`);
+      },
+    );
 }
 
-function plansTable(list: Plan[]): string {
+/** `monthly` or `none`; the word stays (a parser's null becomes '' in commander), mapped to null by the action. */
+function subscriptionSetting(value: string): 'monthly' | 'none' {
+  switch (value.trim().toLowerCase()) {
+    case 'monthly':
+      return 'monthly';
+    case 'none':
+      return 'none';
+    default:
+      throw new InvalidArgumentError('--subscription must be monthly or none.');
+  }
+}
+
+function plansTable(list: PlanView[]): string {
   return table(
     [
       'plan',
       'unlimited',
+      'subscription',
       'enrich records 5h/1w',
       'enrich requests 5h',
       'search records 5h/1w',
@@ -43,6 +71,7 @@ function plansTable(list: Plan[]): string {
     list.map((p) => [
       p.id,
       p.unlimited ? 'yes' : 'no',
+      p.subscription ?? 'none',
       `${p.limits.enrich.records['5h']}/${p.limits.enrich.records['1w']}`,
       p.limits.enrich.requests['5h'],
       `${p.limits.search.records['5h']}/${p.limits.search.records['1w']}`,

@@ -1,11 +1,16 @@
-/** @module `toolgate usage record`: meter a consumption through fair use, atomically, as a tool would. */
+/**
+ * @module `toolgate usage`: `record` meters a consumption through fair use, atomically, as a tool
+ * would; `report` shows an account's usage history (every key at once) by day, key or tool, for
+ * people, as JSON or as CSV.
+ */
 import { type Command, Option } from 'commander';
 import { MAX_AMOUNT } from '../domain/fair-use.js';
 import { CATEGORIES } from '../domain/plans.js';
+import type { CountsView, HistoryView } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
 import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, unwrap } from './output.js';
+import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
 import { fairUseLines } from './render.js';
 
 interface RecordOptions extends JsonOption {
@@ -15,8 +20,17 @@ interface RecordOptions extends JsonOption {
   idempotencyKey?: string;
 }
 
+interface ReportOptions extends JsonOption {
+  from?: string;
+  to?: string;
+  by?: string;
+  csv?: boolean;
+}
+
 export function registerUsage(program: Command): void {
-  const usage = program.command('usage').description('meter usage against fair-use quotas');
+  const usage = program
+    .command('usage')
+    .description("meter usage against fair-use quotas; report an account's usage history");
 
   usage
     .command('record')
@@ -44,6 +58,66 @@ export function registerUsage(program: Command): void {
       );
       emit(opts, response, () => describe(response, replayed, opts.idempotencyKey));
     });
+
+  usage
+    .command('report')
+    .description("an account's usage history, every key at once: one row per day, key or tool")
+    .argument('<account-id>')
+    // Dates and grouping are checked by the service, so the CLI refuses what the admin API refuses.
+    .option('--from <day>', 'first day, YYYY-MM-DD (default: 29 days before --to)')
+    .option('--to <day>', 'last day, YYYY-MM-DD (default: today, UTC)')
+    .option('--by <grouping>', 'day (default), key or tool')
+    .addOption(new Option('--json', JSON_HELP).conflicts('csv'))
+    .addOption(new Option('--csv', 'print CSV: a header line, then one line per row (no totals)'))
+    .action(async (accountId: string, opts: ReportOptions) => {
+      const history = await withServices(async (s) =>
+        unwrap(
+          await s.billing.history(accountId, {
+            ...(opts.from !== undefined ? { from: opts.from } : {}),
+            ...(opts.to !== undefined ? { to: opts.to } : {}),
+            ...(opts.by !== undefined ? { by: opts.by } : {}),
+          }),
+        ),
+      );
+      if (opts.csv) process.stdout.write(historyCsv(history));
+      else emit(opts, history, () => historyText(history));
+    });
+}
+
+/** The member each grouping's rows are named by, and its column's heading for people. */
+const GROUP_MEMBER = { day: 'day', key: 'key_id', tool: 'tool' } as const;
+const GROUP_HEADING = { day: 'date', key: 'key', tool: 'tool' } as const;
+
+const COUNT_COLUMNS = ['calls', 'tokens', 'records', 'with_data', 'without_data', 'failed'] as const;
+
+const countsOf = (c: CountsView) => COUNT_COLUMNS.map((k) => c[k]);
+
+function historyText(h: HistoryView): string {
+  const head = `Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`;
+  const t = h.totals;
+  const totals = `Total: ${t.calls} calls, ${t.tokens} tokens, ${t.records} records, ${t.with_data} with data, ${t.without_data} without data, ${t.failed} failed.`;
+  // By key or tool only what was used has a row; by day every day has one.
+  if (h.rows.length === 0) return `${head}\n\nNo calls.\n\n${totals}`;
+  const member = GROUP_MEMBER[h.by];
+  const rows = table(
+    [GROUP_HEADING[h.by], 'calls', 'tokens', 'records', 'with data', 'without data', 'failed'],
+    h.rows.map((r) => [r[member] ?? '', ...countsOf(r)]),
+  );
+  return `${head}\n\n${rows}\n\n${totals}`;
+}
+
+/** A CSV field, quoted (RFC 4180) only where it holds a comma, a quote or a line break. */
+const csvField = (v: string | number): string => {
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+};
+
+function historyCsv(h: HistoryView): string {
+  const member = GROUP_MEMBER[h.by];
+  const lines = [[member, ...COUNT_COLUMNS], ...h.rows.map((r) => [r[member] ?? '', ...countsOf(r)])].map(
+    (cells) => cells.map(csvField).join(','),
+  );
+  return `${lines.join('\n')}\n`;
 }
 
 function describe(a: UsageAnswer, replayed: boolean, key: string | undefined): string {

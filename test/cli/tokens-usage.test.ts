@@ -100,7 +100,7 @@ describe('toolgate plans', () => {
       ['subscription_97', true],
     ]);
     const human = await t.run('plans', 'list');
-    expect(human.stdout).toMatch(/^free\s+no\s+100\/500\s+500\s+50\/250\s+250$/m);
+    expect(human.stdout).toMatch(/^free\s+no\s+none\s+100\/500\s+500\s+50\/250\s+250$/m);
   });
 
   it('creates a plan only when every limit is named, then changes some limits of it', async () => {
@@ -126,6 +126,7 @@ describe('toolgate plans', () => {
         enrich: { records: { '5h': 10, '1w': 20 }, requests: { '5h': 5 } },
         search: { records: { '5h': 3, '1w': 6 }, requests: { '5h': 4 } },
       },
+      subscription: null,
     });
     const changed = await t.json('plans', 'set', 'tiny', 'search.records.5h=5', '--unlimited');
     expect(changed.unlimited).toBe(true);

@@ -151,7 +151,7 @@ describe('admin API, audit trail', () => {
       action: 'plan.put',
       account_id: null,
       target_id: 'tiny',
-      details: { unlimited: false, limits },
+      details: { unlimited: false, limits, subscription: null },
     });
 
     // Closing revokes every key in the same step: still one action, one entry.

@@ -249,6 +249,30 @@ export async function adminRoutes(
         }),
   );
 
+  app.get(
+    '/accounts/:id/usage/history',
+    {
+      schema: doc("An account's usage history for every key at once, by day, key or tool", {
+        params: Id,
+        // Only shapes here: what a day is, the range and the groupings are the service's rules,
+        // so the API and the CLI refuse the same things with the same messages.
+        querystring: Type.Object(
+          {
+            from: Type.Optional(
+              Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: to - 29 days)' }),
+            ),
+            to: Type.Optional(
+              Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: today, UTC)' }),
+            ),
+            by: Type.Optional(Type.String({ maxLength: 20, description: 'day (default), key or tool' })),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request) => unwrap(await s(request).billing.history(request.params.id, request.query)),
+  );
+
   app.get('/plans', { schema: doc('The plan catalogue') }, async (request) => ({
     data: await s(request).plans.list(),
   }));
@@ -258,7 +282,15 @@ export async function adminRoutes(
     {
       schema: doc('Create or replace a plan', {
         params: Id,
-        body: Type.Object({ unlimited: Type.Optional(Type.Boolean()), limits: Type.Object({}) }, strict),
+        body: Type.Object(
+          {
+            unlimited: Type.Optional(Type.Boolean()),
+            limits: Type.Object({}),
+            // null (or leaving it out): not a subscription.
+            subscription: Type.Optional(Type.Union([Type.Literal('monthly'), Type.Null()])),
+          },
+          strict,
+        ),
       }),
     },
     async (request) => unwrap(await s(request).plans.put(request.params.id, request.body)),
