@@ -32,8 +32,14 @@ export const DEFAULT_RETENTION_DAYS = 400;
 const MAX_PENDING_ROWS = 100_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
+/** A row being counted; `written` once a flush has taken it. */
+type PendingRow = UsageRow & { written: boolean };
+
 export class UsageCounters {
-  private pending = new Map<string, UsageRow>();
+  private pending = new Map<string, PendingRow>();
+  /** Today's rows by key id, tool and surface (http, mcp): the request path's way to them. */
+  private rows = new Map<string, Map<string, [PendingRow | undefined, PendingRow | undefined]>>();
+  private rowsDay = '';
   private timer: NodeJS.Timeout | undefined;
   private day = '';
   private dayNumber = -1;
@@ -47,14 +53,34 @@ export class UsageCounters {
     private readonly opts: UsageCountersOptions = {},
   ) {}
 
-  /** Counts one call. On the request path: a lookup and a few additions. */
+  /**
+   * Counts one call. On the request path: lookups by the key id and tool name the caller already
+   * holds (strings whose hashes V8 keeps), not by a key string made for each call.
+   */
   count(accountId: string, keyId: string, tool: string, surface: Surface, outcome: CallOutcome): void {
     const day = this.today();
-    const id = `${accountId}\0${day}\0${keyId}\0${tool}\0${surface}`;
-    let row = this.pending.get(id);
-    if (!row) {
-      row = { accountId, day, keyId, tool, surface, ...zeroCounts() };
-      this.pending.set(id, row);
+    if (day !== this.rowsDay) {
+      this.rowsDay = day;
+      this.rows = new Map();
+    }
+    let byTool = this.rows.get(keyId);
+    if (!byTool) {
+      byTool = new Map();
+      this.rows.set(keyId, byTool);
+    }
+    let pair = byTool.get(tool);
+    if (!pair) {
+      pair = [undefined, undefined];
+      byTool.set(tool, pair);
+    }
+    const at = surface === 'http' ? 0 : 1;
+    let row = pair[at];
+    // A row written away by a flush is not counted into again: a fresh one takes its place.
+    if (!row || row.written) {
+      const fresh: PendingRow = { accountId, day, keyId, tool, surface, ...zeroCounts(), written: false };
+      this.pending.set(`${accountId}\0${day}\0${keyId}\0${tool}\0${surface}`, fresh);
+      pair[at] = fresh;
+      row = fresh;
     }
     countCall(row, outcome);
   }
@@ -124,8 +150,9 @@ export class UsageCounters {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    for (const row of batch.values()) row.written = true;
     try {
-      await this.store.add([...batch.values()]);
+      await this.store.add([...batch.values()].map(({ written: _, ...row }) => row));
       if (this.failing) this.opts.warn?.('usage counts written again', {});
       this.failing = false;
     } catch (err) {
@@ -133,7 +160,13 @@ export class UsageCounters {
       for (const [id, row] of batch) {
         const now = this.pending.get(id);
         if (now) addCounts(now, row);
-        else if (this.pending.size < MAX_PENDING_ROWS) this.pending.set(id, row);
+        else if (this.pending.size < MAX_PENDING_ROWS) {
+          // Back where the request path finds it, unless a fresh row took its place meanwhile.
+          row.written = false;
+          this.pending.set(id, row);
+          const pair = this.rowsDay === row.day ? this.rows.get(row.keyId)?.get(row.tool) : undefined;
+          if (pair) pair[row.surface === 'http' ? 0 : 1] = row;
+        }
       }
       if (!this.failing) {
         this.opts.warn?.('usage counts could not be written; kept in memory and retried', {

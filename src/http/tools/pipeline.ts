@@ -35,7 +35,9 @@ export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
 
 async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<unknown> {
   const { usage, deps } = ctx.services;
-  const snapshot = await deps.reads.getSnapshot(ctx.accountId);
+  // From memory, mostly: not a promise to wait for then.
+  const read = deps.reads.getSnapshot(ctx.accountId);
+  const snapshot = read instanceof Promise ? await read : read;
   if (!snapshot) throw new ApiError('invalid_api_key');
   const metering = tool.metered;
   if (!metering) {

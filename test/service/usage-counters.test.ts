@@ -1,0 +1,99 @@
+/**
+ * The usage counters against a real SQLite store: counted in memory, written by flush as additive
+ * rows, read back with what is not written yet, a day's end, and counts kept (not lost, not
+ * doubled) when a write fails and written by the next flush.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UsageCounters } from '../../src/service/usage-counters.js';
+import { type Harness, scratchServices } from '../helpers.js';
+
+describe('usage counters', () => {
+  let h: Harness;
+  let counters: UsageCounters;
+  beforeEach(async () => {
+    h = await scratchServices();
+    counters = new UsageCounters(h.store.usageHistory, h.clock);
+  });
+  afterEach(async () => h.close());
+
+  const hit = { kind: 'answered', records: 2, tokens: 3, missed: false } as const;
+  const stored = (by: 'day' | 'key' | 'tool' = 'day') =>
+    h.store.usageHistory.history('acc_a', '2026-01-01', '2026-12-31', by);
+
+  it('counts in memory, answers unwritten counts, and writes them once', async () => {
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    counters.count('acc_a', 'key_1', 'find', 'mcp', hit);
+    counters.count('acc_a', 'key_2', 'find', 'http', { kind: 'failed' });
+    counters.answered('acc_a', 'key_1', 'get_account', 'http', undefined);
+    expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'key')).toEqual([
+      { group: 'key_1', calls: 3, tokens: 6, records: 4, withData: 2, withoutData: 1, failed: 0 },
+      { group: 'key_2', calls: 1, tokens: 0, records: 0, withData: 0, withoutData: 0, failed: 1 },
+    ]);
+    expect(await stored()).toEqual([]);
+    await counters.flush();
+    expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'day')).toEqual([]);
+    expect(await stored()).toEqual([
+      { group: '2026-04-15', calls: 4, tokens: 6, records: 4, withData: 2, withoutData: 1, failed: 1 },
+    ]);
+    // Counted again after a flush: a new row added to the stored one, not the written one counted twice.
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    await counters.flush();
+    await counters.flush();
+    expect((await stored())[0]?.calls).toBe(5);
+  });
+
+  it('a call after midnight UTC is counted on the new day', async () => {
+    h.clock.set(Date.UTC(2026, 3, 15, 23, 59, 59, 900));
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    h.clock.advance(1);
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    await counters.flush();
+    expect((await stored()).map((g) => [g.group, g.calls])).toEqual([
+      ['2026-04-15', 1],
+      ['2026-04-16', 2],
+    ]);
+  });
+
+  it('keeps the counts of a write that failed, adds what came meanwhile, and writes them next time', async () => {
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    // A real failure: the table is gone under the store (another connection drops it).
+    const raw = new Database(h.dbPath);
+    raw.exec('ALTER TABLE usage_daily RENAME TO usage_daily_away');
+    await expect(counters.flush()).rejects.toThrow();
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    counters.count('acc_a', 'key_9', 'find', 'http', hit);
+    expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'day')[0]?.calls).toBe(3);
+    raw.exec('ALTER TABLE usage_daily_away RENAME TO usage_daily');
+    raw.close();
+    await counters.flush();
+    expect((await stored())[0]?.calls).toBe(3);
+    await counters.flush();
+    expect((await stored())[0]?.calls).toBe(3);
+  });
+
+  it('prunes the days older than the retention when it writes', async () => {
+    await h.store.usageHistory.add([
+      {
+        accountId: 'acc_a',
+        day: '2025-01-01',
+        keyId: 'k',
+        tool: 't',
+        surface: 'http',
+        calls: 1,
+        tokens: 0,
+        records: 0,
+        withData: 0,
+        withoutData: 1,
+        failed: 0,
+      },
+    ]);
+    const short = new UsageCounters(h.store.usageHistory, h.clock, { retentionDays: 30 });
+    short.count('acc_a', 'key_1', 'find', 'http', hit);
+    await short.flush();
+    expect(
+      (await h.store.usageHistory.history('acc_a', '2000-01-01', '2100-01-01', 'day')).map((g) => g.group),
+    ).toEqual(['2026-04-15']);
+  });
+});
