@@ -187,7 +187,12 @@ export async function runScenario(
   const logLinesBefore = f.toolgate.child.lines();
 
   const run = await alternate(
-    { name: 'baseline', target: f.baseline, requests, helper: f.upstream },
+    {
+      name: 'baseline',
+      target: f.baseline,
+      requests: scenario.baselineRequests?.(f) ?? requests,
+      helper: f.upstream,
+    },
     { name: f.toolgate.name, target: f.toolgate, requests, monitor: f.toolgate.monitor, helper: f.upstream },
     opts,
     progress,

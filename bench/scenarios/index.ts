@@ -1,7 +1,15 @@
 /** @module The scenarios, in the order they run. */
 import { consumption } from './consumption.js';
 import { getAccount } from './get-account.js';
+import { mcp2025, mcp2026 } from './mcp.js';
 import { proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
-export const SCENARIOS: readonly Scenario[] = [getAccount, consumption, proxiedMetered, proxiedFree];
+export const SCENARIOS: readonly Scenario[] = [
+  getAccount,
+  consumption,
+  proxiedMetered,
+  proxiedFree,
+  mcp2025,
+  mcp2026,
+];

@@ -58,6 +58,8 @@ export interface Scenario {
    * gets the same requests: its one route answers any POST path.
    */
   requests(f: Fixture): LoadRequest[];
+  /** What the baseline is sent instead, when it is another kind of request (MCP against HTTP). */
+  baselineRequests?(f: Fixture): LoadRequest[];
   /** The body of toolgate's 2xx answer to `requests(f)[0]`: null when right, else what is wrong. */
   check(body: unknown, f: Fixture): string | null;
   /** After measuring: checks of what toolgate recorded, as notes for the report. */

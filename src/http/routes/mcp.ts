@@ -41,8 +41,8 @@ interface Caller {
 }
 
 /** A tool result whose `structuredContent` is exactly the HTTP answer's body, and its text that body's JSON. */
-const toolResult = (body: unknown, isError: boolean): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify(body) }],
+const toolResult = (body: unknown, isError: boolean, json = JSON.stringify(body)): CallToolResult => ({
+  content: [{ type: 'text', text: json }],
   structuredContent: body as Record<string, unknown>,
   ...(isError ? { isError: true } : {}),
 });
@@ -91,7 +91,7 @@ export async function mcpRoutes(
       try {
         const answered = await registry.call(callable, tool, args ?? {});
         counters?.answered(caller.accountId, caller.keyId, name, 'mcp', tool.outcome);
-        return toolResult(answered.body, false);
+        return toolResult(answered.body, false, answered.json);
       } catch (err) {
         failed();
         if (err instanceof ApiError) return errorResult(err, caller.requestId);
@@ -115,14 +115,13 @@ export async function mcpRoutes(
     });
     const server = factory(ctx);
     await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, {
-        parsedBody,
-        ...(ctx.authInfo ? { authInfo: ctx.authInfo } : {}),
-      });
-    } finally {
-      void server.close();
-    }
+    // Not closed afterwards: both hold nothing once the answer is made (no session, no stream, no
+    // timer) and go with this request, while closing them builds a "connection closed" error (a
+    // stack trace) per request for requests that are no longer pending.
+    return transport.handleRequest(request, {
+      parsedBody,
+      ...(ctx.authInfo ? { authInfo: ctx.authInfo } : {}),
+    });
   }
 
   const authenticate = keyAuthentication(services, opts.limits, {

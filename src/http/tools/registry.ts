@@ -28,6 +28,8 @@ export interface Callable {
 export interface Answered {
   statusCode: number;
   body: unknown;
+  /** The body as JSON, when the tool made it so already (get_account): not made again. */
+  json?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -122,7 +124,7 @@ export class ToolRegistry {
     ToolRegistry.admit(callable, args);
     const out = await runTool(callable.tool, ctx, args);
     if (out instanceof WithStatus) return { statusCode: out.statusCode, body: out.body };
-    if (out instanceof RawJson) return { statusCode: 200, body: JSON.parse(out.json) };
+    if (out instanceof RawJson) return { statusCode: 200, body: JSON.parse(out.json), json: out.json };
     return { statusCode: 200, body: out };
   }
 }
