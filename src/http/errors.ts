@@ -98,13 +98,19 @@ function fromFastify(err: FastifyError): ApiError | undefined {
 export function argumentsMessage(
   first: { instancePath?: string; message?: string | undefined; params?: unknown } | undefined,
 ): string {
-  const params = first?.params as { additionalProperty?: string; missingProperty?: string } | undefined;
+  const params = first?.params as
+    | { additionalProperty?: string; missingProperty?: string; allowedValues?: unknown[] }
+    | undefined;
   const where = first?.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '';
   if (params?.additionalProperty !== undefined) {
     return `Unknown argument "${where ? `${where}.` : ''}${params.additionalProperty}".`;
   }
   if (params?.missingProperty !== undefined) {
     return `Missing argument "${where ? `${where}.` : ''}${params.missingProperty}".`;
+  }
+  if (Array.isArray(params?.allowedValues)) {
+    const allowed = params.allowedValues.map((v) => JSON.stringify(v)).join(', ');
+    return `Invalid arguments: ${where ? `${where} ` : ''}must be one of ${allowed}.`;
   }
   return `Invalid arguments: ${where ? `${where} ` : ''}${first?.message ?? 'do not match the schema'}.`;
 }

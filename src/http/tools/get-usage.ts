@@ -23,7 +23,8 @@ export const getUsage: AccountTool = {
     'period: today (default), week (7 days ending today), month (30), billing_cycle (the current ' +
     'subscription period, or month without one). Free.',
   args: Type.Object(
-    { period: Type.Optional(Type.Union(USAGE_PERIODS.map((p) => Type.Literal(p)))) },
+    // One enum, not a union of constants: a wrong value is told the allowed ones, not the first.
+    { period: Type.Optional(Type.Enum([...USAGE_PERIODS])) },
     { additionalProperties: false },
   ),
   response: Type.Object({
