@@ -185,7 +185,10 @@ describe('account tools', () => {
       for (const period of ['year', '', 7, null]) {
         const res = await call(key, 'get_usage', { period });
         expect(res.statusCode).toBe(400);
-        expect(res.json().code).toBe('invalid_arguments');
+        expect(res.json()).toMatchObject({
+          code: 'invalid_arguments',
+          message: 'Invalid arguments: period must be one of "today", "week", "month", "billing_cycle".',
+        });
       }
     });
 
