@@ -331,16 +331,30 @@ export function resolveHeaders(
   return { ok: true, headers };
 }
 
-/** RFC 6901: the value at `pointer` in `doc`, or undefined. "" is the whole document. */
-export function pointerGet(doc: unknown, pointer: string): unknown {
+/** A JSON Pointer's reference tokens, decoded once: what a tool reads every answer with. */
+export type Pointer = readonly string[];
+
+/** RFC 6901: a pointer's tokens ("" is none: the whole document), or undefined when it is none. */
+export function compilePointer(pointer: string): Pointer | undefined {
   if (!isPointer(pointer)) return undefined;
-  if (pointer === '') return doc;
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+const CANONICAL_INDEX = /^(0|[1-9][0-9]*)$/;
+
+/** RFC 6901: the value at `pointer` in `doc`, or undefined. "" is the whole document. */
+export function pointerGet(doc: unknown, pointer: string | Pointer): unknown {
+  const tokens = typeof pointer === 'string' ? compilePointer(pointer) : pointer;
+  if (tokens === undefined) return undefined;
   let current = doc;
-  for (const raw of pointer.slice(1).split('/')) {
-    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const token of tokens) {
     if (Array.isArray(current)) {
       // Only canonical indexes: "01", "-" or "1e0" name no element.
-      if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
+      if (!CANONICAL_INDEX.test(token)) return undefined;
       current = current[Number(token)];
     } else if (isObject(current)) {
       // Own members only, so "/__proto__" or "/constructor" never reach the prototype.
@@ -360,7 +374,7 @@ function wholeCount(value: unknown): number | undefined {
  * non-negative safe integer itself, null/absent 0; anything else (a string, a negative or fractional
  * number, boolean) is 0 too.
  */
-export function countRecords(answer: unknown, pointer: string): number {
+export function countRecords(answer: unknown, pointer: string | Pointer): number {
   const value = pointerGet(answer, pointer);
   return wholeCount(value) ?? (isObject(value) ? 1 : 0);
 }
@@ -369,7 +383,7 @@ export function countRecords(answer: unknown, pointer: string): number {
  * Expected records from the caller's arguments: the value at the pointer when it is a non-negative
  * safe integer (or an array: its length), else 0.
  */
-export function expectedRecords(args: unknown, pointer: string | null): number {
+export function expectedRecords(args: unknown, pointer: string | Pointer | null): number {
   return pointer === null ? 0 : (wholeCount(pointerGet(args, pointer)) ?? 0);
 }
 

@@ -7,6 +7,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import {
+  compilePointer,
   countRecords,
   expectedRecords,
   resolveHeaders,
@@ -54,6 +55,9 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
     headers: headers.ok ? headers.headers : {},
   };
   const m = definition.metering;
+  // Decoded once per definition, not per answer.
+  const recordsAt = m ? compilePointer(m.records_pointer) : undefined;
+  const expectedAt = m?.expected_records_pointer ? compilePointer(m.expected_records_pointer) : undefined;
   const tool: DataTool = {
     kind: 'data',
     name: definition.name,
@@ -63,7 +67,7 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
     results: {},
     metered: m && {
       category: m.category,
-      expectedRecords: (args) => expectedRecords(args, m.expected_records_pointer),
+      expectedRecords: (args) => (expectedAt ? expectedRecords(args, expectedAt) : 0),
       tokenCost: (_args, records) => tokenCost(m, records),
     },
     async run(ctx, args): Promise<ToolAnswer> {
@@ -78,7 +82,7 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
         case 'answer': {
           const answer: ToolAnswer = {
             results: result.results,
-            records: m && result.status === 'ok' ? countRecords(result.body, m.records_pointer) : 0,
+            records: recordsAt && result.status === 'ok' ? countRecords(result.body, recordsAt) : 0,
           };
           if (result.status === 'not_found') answer.missed = true;
           if (result.metadata) answer.metadata = result.metadata;
