@@ -19,6 +19,7 @@ const EnvSchema = Type.Object({
   TOOLGATE_RATE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_USAGE_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
+  TOOLGATE_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
   TOOLGATE_TRUST_PROXY: Type.Optional(
     Type.String({ pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$' }),
   ),
@@ -44,6 +45,8 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_AUTH_FAILURE_LIMIT:
     'must be a whole number of failed authentications per minute per client address (0 turns the limit off)',
   TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
+  TOOLGATE_UPSTREAM_CONNECTIONS:
+    'must be a whole number from 1 to 9999: connections kept open to each upstream origin (default 128)',
   TOOLGATE_TRUST_PROXY:
     'must be true, false, or the addresses/CIDRs of your load balancers separated by commas (whose X-Forwarded-For is believed)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
@@ -107,6 +110,8 @@ export interface Config {
   authFailureLimit: number;
   /** Days of usage history kept. */
   usageRetentionDays: number;
+  /** Most connections kept open to one upstream origin (catalogue tools). */
+  upstreamConnections: number;
   /** Whose X-Forwarded-For names the client: false (nobody), true (anyone: only behind a proxy), or these addresses. */
   trustProxy: boolean | string[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -162,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: Number(e.TOOLGATE_RATE_LIMIT ?? '100'),
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
     usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
+    upstreamConnections: Number(e.TOOLGATE_UPSTREAM_CONNECTIONS ?? '128'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',

@@ -34,7 +34,12 @@ export async function startServer(config: Config): Promise<Running> {
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const keyUsage = new KeyUsageRecorder(store, systemClock);
   keyUsage.start();
-  const catalogue = await serveCatalogue({ catalogue: store.catalogue, env: process.env, warn });
+  const catalogue = await serveCatalogue({
+    catalogue: store.catalogue,
+    env: process.env,
+    warn,
+    connections: config.upstreamConnections,
+  });
   const usageCounters = new UsageCounters(store.usageHistory, systemClock, {
     retentionDays: config.usageRetentionDays,
     warn,

@@ -11,8 +11,19 @@ describe('configuration', () => {
       keyPrefix: 'tg',
       keySecrets: [],
       rateLimit: 100,
+      usageRetentionDays: 400,
+      upstreamConnections: 128,
     });
     expect(c.database).toMatchObject({ kind: 'sqlite' });
+  });
+
+  it('reads the usage retention and the upstream connections, and refuses what is not a count', () => {
+    const c = loadConfig({ TOOLGATE_USAGE_RETENTION_DAYS: '30', TOOLGATE_UPSTREAM_CONNECTIONS: '16' });
+    expect(c).toMatchObject({ usageRetentionDays: 30, upstreamConnections: 16 });
+    expect(() => loadConfig({ TOOLGATE_USAGE_RETENTION_DAYS: '0' })).toThrow(/TOOLGATE_USAGE_RETENTION_DAYS/);
+    expect(() => loadConfig({ TOOLGATE_UPSTREAM_CONNECTIONS: 'many' })).toThrow(
+      /TOOLGATE_UPSTREAM_CONNECTIONS/,
+    );
   });
 
   it('reads PostgreSQL settings', () => {
