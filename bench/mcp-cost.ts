@@ -16,6 +16,7 @@ import { buildApp } from '../src/http/app.js';
 import { createServices } from '../src/service/index.js';
 import { withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { MCP_GET_ACCOUNT } from './lib/mcp-requests.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' } } });
 const CALLS = Number(values.calls ?? 5_000);
@@ -38,36 +39,17 @@ if (!key.ok) throw new Error(key.error.message);
 const app = await buildApp({ services });
 
 const auth = { authorization: `Bearer ${key.value.key}`, 'content-type': 'application/json' };
-const call = { name: 'get_account', arguments: {} };
 const SIDES = {
   http: { url: '/api/v1/tools/get_account', headers: auth, payload: '{}' },
   mcp_2025: {
     url: '/mcp',
-    headers: { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }),
+    headers: { ...auth, ...MCP_GET_ACCOUNT['2025'].headers },
+    payload: MCP_GET_ACCOUNT['2025'].body,
   },
   mcp_2026: {
     url: '/mcp',
-    headers: {
-      ...auth,
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'get_account',
-    },
-    payload: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        ...call,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
-        },
-      },
-    }),
+    headers: { ...auth, ...MCP_GET_ACCOUNT['2026'].headers },
+    payload: MCP_GET_ACCOUNT['2026'].body,
   },
 } as const;
 

@@ -5,9 +5,8 @@
  * serves v1 clients with; 2026-07-28: the per-request envelope v2 clients negotiate).
  */
 import type { LoadRequest } from '../lib/load.js';
+import { MCP_GET_ACCOUNT, type McpEra } from '../lib/mcp-requests.js';
 import type { Fixture, Scenario } from './scenario.js';
-
-const ACCEPT = 'application/json, text/event-stream';
 
 function httpRequests(f: Fixture): LoadRequest[] {
   return f.accounts.map((a) => ({
@@ -18,32 +17,7 @@ function httpRequests(f: Fixture): LoadRequest[] {
   }));
 }
 
-const call = { name: 'get_account', arguments: {} };
-
-const ERAS = {
-  '2025': {
-    headers: { 'mcp-protocol-version': '2025-06-18' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }),
-  },
-  '2026': {
-    headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'get_account' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        ...call,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
-        },
-      },
-    }),
-  },
-} as const;
-
-function mcpScenario(era: keyof typeof ERAS): Scenario {
+function mcpScenario(era: McpEra): Scenario {
   return {
     id: `mcp_${era}`,
     group: 'mcp',
@@ -64,10 +38,9 @@ function mcpScenario(era: keyof typeof ERAS): Scenario {
         headers: {
           authorization: `Bearer ${a.key}`,
           'content-type': 'application/json',
-          accept: ACCEPT,
-          ...ERAS[era].headers,
+          ...MCP_GET_ACCOUNT[era].headers,
         },
-        body: ERAS[era].body,
+        body: MCP_GET_ACCOUNT[era].body,
       })),
     check(body, f) {
       const b = body as {

@@ -36,3 +36,16 @@ export function getAccount(baseUrl: string, key: string): Promise<Response> {
     headers: { authorization: `Bearer ${key}` },
   });
 }
+
+/** A new account (10 tokens, on `plan` or the default) and one key for it, through the admin API. */
+export async function accountWithKey(baseUrl: string, plan?: string): Promise<{ id: string; key: string }> {
+  const account = await adminCall(baseUrl, 'POST', '/accounts', {
+    name: 'Acme',
+    tokens: 10,
+    ...(plan ? { plan } : {}),
+  });
+  if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`);
+  const key = await adminCall(baseUrl, 'POST', `/accounts/${account.body.id}/keys`, {});
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
+  return { id: account.body.id, key: key.body.key };
+}

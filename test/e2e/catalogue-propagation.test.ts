@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
 import { scratchDir } from '../helpers.js';
-import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
+import { postgresAvailable } from '../postgres.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
-import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
+import { accountWithKey, adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
+import { postgresPair } from './postgres-pair.js';
 import { outputLine, type ServerProcess, startServer } from './process.js';
 
 /** What the contract promises: served everywhere within this long of the change being made. */
@@ -35,14 +36,6 @@ async function servedWithin(url: string, key: string, tool: string, status: numb
     if (elapsed > WITHIN_MS) throw new Error(`${tool} still answered ${got} after ${elapsed} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-async function accountKey(url: string): Promise<string> {
-  const account = await adminCall(url, 'POST', '/accounts', { name: 'Acme', tokens: 100 });
-  expect(account.status).toBe(201);
-  const key = await adminCall(url, 'POST', `/accounts/${account.body.id}/keys`, {});
-  expect(key.status).toBe(201);
-  return key.body.key as string;
 }
 
 const tool = (upstream: TestUpstream) => ({
@@ -80,7 +73,7 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
   });
 
   it('serves a tool the CLI imported, and stops serving one it removed, within a second', async () => {
-    const key = await accountKey(server.url);
+    const { key } = await accountWithKey(server.url);
     const file = join(dir, 'catalogue.json');
     writeFileSync(file, JSON.stringify({ tools: [{ name: 'ping_tool', ...tool(upstream) }] }));
     const cliEnv = { PATH: process.env.PATH ?? '', ...env };
@@ -94,7 +87,7 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
   });
 
   it('a tool whose header variable this server lacks answers 503, and the server logs which', async () => {
-    const key = await accountKey(server.url);
+    const { key } = await accountWithKey(server.url);
     const needy = {
       ...tool(upstream),
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a catalogue placeholder, meant literally.
@@ -114,28 +107,11 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
 const available = await postgresAvailable();
 
 describe.skipIf(!available)('two servers on PostgreSQL', () => {
-  let a: ServerProcess;
-  let b: ServerProcess;
-  const schema = scratchSchemaName();
-  beforeAll(async () => {
-    const env = {
-      TOOLGATE_DATABASE_URL: POSTGRES_URL,
-      TOOLGATE_DATABASE_SCHEMA: schema,
-      TOOLGATE_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
-      TOOLGATE_KEY_SECRET: 'e2e-key-secret-0123456789abcdef0123456789',
-      NODE_ENV: 'production',
-    };
-    a = await startServer(env);
-    b = await startServer(env);
-  });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await scratchPostgresStore(schema).cleanup();
-  });
+  const servers = postgresPair();
 
   it('a tool put through one server is served by the other within a second, and so is its removal', async () => {
-    const key = await accountKey(a.url);
+    const { a, b } = servers;
+    const { key } = await accountWithKey(a.url);
     expect((await adminCall(a.url, 'PUT', '/tools/ping_tool', tool(upstream))).status).toBe(201);
     // The server that made the change serves it at once.
     expect(await callTool(a.url, key, 'ping_tool')).toBe(200);

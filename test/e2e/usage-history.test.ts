@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from '../helpers.js';
-import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
-import { adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
-import { type ServerProcess, startServer } from './process.js';
+import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
+import { accountWithKey, adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
+import { postgresPair } from './postgres-pair.js';
+import { startServer } from './process.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -35,42 +36,14 @@ async function burst(n: number, concurrency: number, one: (i: number) => Promise
   return statuses;
 }
 
-async function accountKey(url: string, plan?: string): Promise<{ id: string; key: string }> {
-  const account = await adminCall(url, 'POST', '/accounts', {
-    name: 'Acme',
-    tokens: 10,
-    ...(plan ? { plan } : {}),
-  });
-  const key = await adminCall(url, 'POST', `/accounts/${account.body.id}/keys`, {});
-  return { id: account.body.id, key: key.body.key };
-}
-
 const available = await postgresAvailable();
 
 describe.skipIf(!available)('two servers on PostgreSQL', () => {
-  let a: ServerProcess;
-  let b: ServerProcess;
-  const schema = scratchSchemaName();
-  beforeAll(async () => {
-    const env = {
-      TOOLGATE_DATABASE_URL: POSTGRES_URL,
-      TOOLGATE_DATABASE_SCHEMA: schema,
-      TOOLGATE_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
-      TOOLGATE_KEY_SECRET: 'e2e-key-secret-0123456789abcdef0123456789',
-      TOOLGATE_RATE_LIMIT: '0',
-      NODE_ENV: 'production',
-    };
-    a = await startServer(env);
-    b = await startServer(env);
-  });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await scratchPostgresStore(schema).cleanup();
-  });
+  const servers = postgresPair({ TOOLGATE_RATE_LIMIT: '0' });
 
   it('add up exactly, and a graceful stop writes its last counts', async () => {
-    const { id, key } = await accountKey(a.url);
+    const { a, b, schema } = servers;
+    const { id, key } = await accountWithKey(a.url);
     const onA = await burst(150, 10, (i) =>
       call(a.url, key, i % 10 === 0 ? 'get_usage' : 'get_account', i % 10 === 0 ? { period: 'year' } : {}),
     );
@@ -126,7 +99,7 @@ describe('one server on SQLite, killed', () => {
     };
     const server = await startServer(env);
     await adminCall(server.url, 'PUT', '/plans/large', planWithLimit(1_000_000));
-    const { id, key } = await accountKey(server.url, 'large');
+    const { id, key } = await accountWithKey(server.url, 'large');
 
     // Calls (counted in the history) and consumptions (committed with their answers), side by side.
     const calls: number[] = [];
