@@ -40,6 +40,7 @@ import {
   materializeRaw,
   rawSpecArb,
 } from '../fuzz/raw-http.js';
+import { fuzzRun, PATH, runs, SCALE, SEED, STATS } from '../fuzz/runner.js';
 import {
   ADMIN_TOKEN,
   type AppHarness,
@@ -49,15 +50,8 @@ import {
   scratchServices,
 } from '../helpers.js';
 
-const SEED = Number(process.env.TOOLGATE_FUZZ_SEED ?? 20_260_415);
-const PATH = process.env.TOOLGATE_FUZZ_PATH;
-const SCALE = Number(process.env.TOOLGATE_FUZZ_SCALE ?? 1);
-const COLLECT = process.env.TOOLGATE_FUZZ_COLLECT === '1';
-const STATS = process.env.TOOLGATE_FUZZ_STATS === '1';
-
 const RUNS = { anything: 5_000, tools: 3_500, admin: 4_000, rateLimited: 1_500, socket: 300 };
 const MIN_INJECT_CASES = 10_000;
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 
 /** Cases run over the file (shrinking included), checked at the end. */
 const counted = { inject: 0, socket: 0 };
@@ -65,56 +59,21 @@ const stats = new Map<string, number>();
 /** What the run reached, by answer: so that a generator gone lame is noticed, not just a server gone wrong. */
 const reached = new Map<string, number>();
 const slowest: { ms: number; what: string }[] = [];
-const collected = new Map<string, { count: number; example: string }>();
-let currentProperty = '';
+const fuzz = fuzzRun();
+const { assertProperty, predicate, collected } = fuzz;
 
 const PROTOTYPES = prototypeSnapshot();
-
-async function assertProperty<T>(
-  name: string,
-  property: fc.IAsyncProperty<T>,
-  numRuns: number,
-): Promise<void> {
-  currentProperty = name;
-  try {
-    await fc.assert(property, { seed: SEED, numRuns, ...(PATH === undefined ? {} : { path: PATH }) });
-  } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    const cause = e instanceof Error && e.cause instanceof Error ? `\nCause: ${e.cause.message}` : '';
-    throw new Error(`Property "${name}" failed with TOOLGATE_FUZZ_SEED=${SEED}.\n${message}${cause}`);
-  }
-}
-
-/** The predicate as is, or (TOOLGATE_FUZZ_COLLECT=1) one that records each distinct failure and goes on. */
-function predicate<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
-  if (!COLLECT) return fn;
-  return async (...args: A) => {
-    try {
-      await fn(...args);
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      const key = `${currentProperty}: ${message.split('\n')[0]}`;
-      const seen = collected.get(key);
-      if (seen) seen.count++;
-      else
-        collected.set(key, {
-          count: 1,
-          example: `${message}\nspec: ${JSON.stringify(args).slice(0, 2_000)}`,
-        });
-    }
-  };
-}
 
 function tally(req: Materialized, answer: Answer, ms: number): void {
   if (!STATS) return;
   const code = answer.body.startsWith('{"status":"error"')
     ? (JSON.parse(answer.body) as { code: string }).code
     : '';
-  const key = `${currentProperty.padEnd(14)} ${answer.statusCode} ${code}`;
+  const key = `${fuzz.current.padEnd(14)} ${answer.statusCode} ${code}`;
   stats.set(key, (stats.get(key) ?? 0) + 1);
   slowest.push({
     ms,
-    what: `${currentProperty}: ${describeCase(req).split('\n').join(' | ').slice(0, 300)}`,
+    what: `${fuzz.current}: ${describeCase(req).split('\n').join(' | ').slice(0, 300)}`,
   });
   slowest.sort((a, b) => b.ms - a.ms).splice(5);
 }
