@@ -19,6 +19,8 @@ export interface Account {
   updatedAt: EpochSeconds;
   /** When the account joined its current plan: where a subscription's monthly periods are anchored. */
   planSince: EpochSeconds;
+  /** Below this balance `tokens.low_balance` fires (once per crossing down); null: never. */
+  lowBalance: number | null;
 }
 
 export function isUnlimited(account: Account, plan: Plan): boolean {

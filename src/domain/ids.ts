@@ -5,7 +5,8 @@
  */
 import { randomFillSync } from 'node:crypto';
 
-export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud';
+/** `msg`: a webhook event (its `webhook-id`); `whe`, `whd`: a webhook endpoint, a delivery. */
+export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud' | 'msg' | 'whe' | 'whd';
 
 // Crockford base32, lower case: sorts in the same order as the values it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -53,6 +53,7 @@ export class AccountService {
       createdAt: t,
       updatedAt: t,
       planSince: t,
+      lowBalance: null,
     };
     const grant =
       tokens > 0

@@ -27,6 +27,7 @@ export interface AccountRow {
   created_at: number;
   updated_at: number;
   plan_since: number | null;
+  low_balance?: number | string | null;
 }
 export interface KeyRow {
   id: string;
@@ -96,6 +97,7 @@ export const toAccount = (r: AccountRow): Account => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   planSince: r.plan_since ?? r.created_at,
+  lowBalance: r.low_balance === null || r.low_balance === undefined ? null : Number(r.low_balance),
 });
 
 export const toKey = (r: KeyRow): ApiKeyRecord => ({

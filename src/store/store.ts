@@ -19,6 +19,7 @@ import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User } from '../domain/users.js';
+import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
 
 /** What `get_account` needs, read in one go. */
 export interface AccountSnapshot {
@@ -40,6 +41,7 @@ export interface AccountPatch {
   planId?: string;
   status?: AccountStatus;
   unlimitedOverride?: boolean | null;
+  lowBalance?: number | null;
 }
 
 export interface LedgerAppend {
@@ -68,6 +70,11 @@ export interface UsageCommit {
   now: EpochSeconds;
   charge?: { entryId: string; amount: number; reason: string | null };
   idempotency?: { key: string; requestHash: string };
+  /**
+   * The thresholds (percent, ascending) some webhook endpoint wants for this account: a window this
+   * consumption takes across one records a `fair_use.threshold` event in its transaction.
+   */
+  thresholds?: readonly number[];
   /** Builds the answer from the windows after the consumption; stored with the idempotency key. */
   render: (windows: WindowState[], balanceAfter: number | null) => unknown;
 }
@@ -155,6 +162,57 @@ export interface UsageHistoryStore {
   prune(day: string): Promise<number>;
 }
 
+/** A delivery due, leased to the caller, with what it takes to send it. */
+export interface DueDelivery {
+  delivery: WebhookDelivery;
+  url: string;
+  secret: string;
+  body: string;
+  /** When the event was recorded (the delivery's webhook-timestamp is when it is sent). */
+  eventAt: EpochSeconds;
+}
+
+/** What became of an attempt: delivered, failed for good, or to be tried again at `nextAttemptAt`. */
+export interface DeliveryResult {
+  status: DeliveryStatus;
+  nextAttemptAt: EpochSeconds | null;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/**
+ * Webhooks: endpoints, the outbox of events and the deliveries. Events are recorded by the writes
+ * that cause them (consumptions, ledger moves, keys, account status), in their transactions; this
+ * store fans them out to the endpoints that want them and leases deliveries to one server at a time.
+ */
+export interface WebhookStore {
+  addEndpoint(endpoint: WebhookEndpoint, secret: string, audit?: AuditEntry): Promise<void>;
+  listEndpoints(): Promise<WebhookEndpoint[]>;
+  getEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
+  /** Removes the endpoint and its deliveries (audited only when there was one). */
+  removeEndpoint(id: string, audit?: AuditEntry): Promise<WebhookEndpoint | undefined>;
+  /**
+   * Gives the events not yet fanned out (oldest first, at most `limit`) a delivery for each endpoint
+   * that wants them, due at `now`, in one transaction; how many events it took.
+   */
+  fanOut(now: EpochSeconds, newDeliveryId: () => string, limit: number): Promise<number>;
+  /**
+   * Leases up to `limit` due deliveries (pending, due by `now`, not leased or their lease run out)
+   * to `leaseToken` until `leaseUntil`, each to one caller only, however many servers ask at once.
+   */
+  claim(now: EpochSeconds, leaseToken: string, leaseUntil: EpochSeconds, limit: number): Promise<DueDelivery[]>;
+  /** Records an attempt's result, only while the lease is still the caller's; whether it was. */
+  settle(id: string, leaseToken: string, result: DeliveryResult, now: EpochSeconds): Promise<boolean>;
+  listDeliveries(endpointId: string, page: Page): Promise<WebhookDelivery[]>;
+  getDelivery(id: string): Promise<WebhookDelivery | undefined>;
+  /** Makes the delivery due again now, with a fresh schedule (audited when there was one). */
+  replay(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<WebhookDelivery | undefined>;
+  /** Deletes finished deliveries, and events none waits for, older than `before`; how many deliveries. */
+  prune(before: EpochSeconds): Promise<number>;
+  /** Every event recorded, oldest first (tests and the CLI's view of the outbox). */
+  events(page: Page): Promise<WebhookEvent[]>;
+}
+
 /** Where a store's warnings go (a server's log): a message, and fields to log with it. */
 export type Warn = (message: string, fields: Record<string, unknown>) => void;
 
@@ -227,4 +285,5 @@ export interface Store {
 
   readonly catalogue: CatalogueStore;
   readonly usageHistory: UsageHistoryStore;
+  readonly webhooks: WebhookStore;
 }

@@ -25,6 +25,7 @@ const account = (override: boolean | null, tokenBalance = 40): Account => ({
   createdAt: 0,
   updatedAt: 0,
   planSince: 0,
+  lowBalance: null,
 });
 
 describe('an account is unlimited', () => {

@@ -18,6 +18,7 @@ function snapshot(windows: WindowState[]): AccountSnapshot {
       createdAt: T - 86_400,
       updatedAt: T - 3_600,
       planSince: T - 3_600,
+      lowBalance: null,
     },
     plan: {
       id: 'free',

@@ -61,6 +61,7 @@ function account(over: Partial<Account> = {}): Account {
     createdAt: T,
     updatedAt: T,
     planSince: T,
+    lowBalance: null,
     ...over,
   };
 }

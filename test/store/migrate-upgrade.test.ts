@@ -64,7 +64,7 @@ async function windowsOf(store: Store) {
 
 async function expectUpgraded(store: Store): Promise<void> {
   expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({
-    applied: ['002-audit', '003-fair-use-rows', '004-tools', '005-usage-history'],
+    applied: ['002-audit', '003-fair-use-rows', '004-tools', '005-usage-history', '006-webhooks'],
   });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
   expect(await windowsOf(store)).toEqual(WINDOWS);

@@ -46,6 +46,7 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
       createdAt: T,
       updatedAt: T,
       planSince: T,
+      lowBalance: null,
     });
     await cli.createApiKey(
       {

@@ -104,6 +104,7 @@ export function usageHistoryContract(name: string, makeStore: () => Promise<Stor
         createdAt: T,
         updatedAt: T,
         planSince: T,
+        lowBalance: null,
       };
       await store.createAccount(account);
       expect(

@@ -4,6 +4,7 @@ import { audit } from './002-audit.js';
 import { fairUseRows } from './003-fair-use-rows.js';
 import { tools } from './004-tools.js';
 import { usageHistory } from './005-usage-history.js';
+import { webhooksMigration } from './006-webhooks.js';
 
 export interface Migration {
   version: number;
@@ -13,7 +14,7 @@ export interface Migration {
   postgres: string | null;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools, usageHistory];
+export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools, usageHistory, webhooksMigration];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

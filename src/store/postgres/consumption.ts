@@ -4,8 +4,10 @@
  * servers (PostgreSQL re-evaluates each condition on the locked row).
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { exceededBy, sameSlot, type WindowState } from '../../domain/fair-use.js';
+import { exceededBy, type Increment, sameSlot, type WindowState } from '../../domain/fair-use.js';
+import { newId } from '../../domain/ids.js';
 import { replayOrConflict } from '../../domain/ledger.js';
+import { thresholdEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { Rollback } from '../rollback.js';
 import { toWindow, type WindowRow } from '../rows.js';
@@ -14,6 +16,7 @@ import { writeAudit } from './audit.js';
 import type { PgQueryable } from './driver.js';
 import { applyLedger } from './ledger.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
+import { recordEvents } from './webhooks.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
 const FOREIGN_KEY_VIOLATION = '23503';
@@ -116,6 +119,12 @@ async function consume(t: PgTransactions, c: UsageCommit, db: PgQueryable): Prom
     }
   }
   const windows = await addToWindows(t, c, db);
+  if (c.thresholds) {
+    // The use before is what the upsert found in the row it locked (its run's, 0 if it started one).
+    const usedBefore = (inc: Increment) => windows.find((w) => sameSlot(w, inc))!.used - inc.amount;
+    const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
+    await recordEvents(thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp), db);
+  }
   let balanceAfter: number | null = null;
   if (c.charge) {
     const outcome = await applyLedger(t, chargeEntry(c, c.charge), db);

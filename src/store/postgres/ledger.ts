@@ -4,7 +4,9 @@
  * lock and replayed or refused.
  */
 import type { AuditEntry } from '../../domain/audit.js';
+import { newId } from '../../domain/ids.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import { balanceEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { Rollback } from '../rollback.js';
 import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
@@ -12,6 +14,7 @@ import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
+import { recordEvents } from './webhooks.js';
 
 export async function appendLedger(
   t: PgTransactions,
@@ -52,8 +55,8 @@ export async function applyLedger(
   }
   const delta = ledgerDelta(entry.kind, entry.amount);
   // One conditional statement, re-checked by PostgreSQL on the locked row: the balance stays >= 0.
-  const moved = await t.one<{ token_balance: number }>(
-    'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 >= 0 RETURNING token_balance',
+  const moved = await t.one<{ token_balance: number; low_balance: string | null }>(
+    'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 >= 0 RETURNING token_balance, low_balance',
     [delta, entry.accountId],
     db,
   );
@@ -65,6 +68,11 @@ export async function applyLedger(
     );
     throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
   }
+  // Decided from the balance this statement wrote: each crossing down is this move's alone.
+  const after = Number(moved.token_balance);
+  const low = moved.low_balance === null ? null : Number(moved.low_balance);
+  const stamp = () => ({ id: newId('msg', entry.createdAt * 1000), at: entry.createdAt });
+  await recordEvents(balanceEvents(entry.accountId, after - delta, after, low, stamp), db);
   const row = (await t.one<LedgerRow>(
     `INSERT INTO token_ledger (${LEDGER_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,

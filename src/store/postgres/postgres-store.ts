@@ -11,6 +11,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
+import { changeEvent, keyCreated, statusChanged } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import {
   type AccountRow,
@@ -19,9 +20,7 @@ import {
   toAccount,
   toKey,
   toPlan,
-  toUser,
   toWindow,
-  type UserRow,
   type WindowRow,
 } from '../rows.js';
 import type {
@@ -45,6 +44,8 @@ import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
 import { PgTransactions } from './transactions.js';
 import { PgUsageHistory } from './usage-history.js';
+import { PgUsers } from './users.js';
+import { PgWebhooks, recordEvents } from './webhooks.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
 const _FOREIGN_KEY_VIOLATION = '23503';
@@ -58,6 +59,8 @@ export class PostgresStore implements Store {
   private readonly t: PgTransactions;
   readonly catalogue: PgCatalogue;
   readonly usageHistory: PgUsageHistory;
+  readonly webhooks: PgWebhooks;
+  private readonly users: PgUsers;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -75,6 +78,8 @@ export class PostgresStore implements Store {
     this.t = new PgTransactions(this.pool, this.feed, options.observer);
     this.catalogue = new PgCatalogue(this.t);
     this.usageHistory = new PgUsageHistory(this.t);
+    this.webhooks = new PgWebhooks(this.t);
+    this.users = new PgUsers(this.t);
   }
 
   /** In sync only while the change feed is proven alive. */
@@ -181,15 +186,18 @@ export class PostgresStore implements Store {
   ): Promise<Account | undefined> {
     return this.t.tx(
       async (db) => {
-        const row = await this.t.one<AccountRow>(
-          `UPDATE accounts SET
+        // The status before, read under the row's lock: an event only for a change that happened.
+        const row = await this.t.one<AccountRow & { previous_status: string }>(
+          `WITH before AS (SELECT status FROM accounts WHERE id = $7 FOR UPDATE)
+           UPDATE accounts SET
            name = coalesce($1, name),
            plan_since = CASE WHEN coalesce($2, plan_id) <> plan_id THEN $6 ELSE plan_since END,
            plan_id = coalesce($2, plan_id),
-           status = coalesce($3, status),
+           status = coalesce($3, accounts.status),
            unlimited_override = CASE WHEN $4::boolean THEN $5::boolean ELSE unlimited_override END,
+           low_balance = CASE WHEN $8::boolean THEN $9::bigint ELSE low_balance END,
            updated_at = $6
-         WHERE id = $7 RETURNING *`,
+         FROM before WHERE id = $7 RETURNING accounts.*, before.status AS previous_status`,
           [
             patch.name ?? null,
             patch.planId ?? null,
@@ -198,6 +206,8 @@ export class PostgresStore implements Store {
             patch.unlimitedOverride ?? null,
             now,
             id,
+            patch.lowBalance !== undefined,
+            patch.lowBalance ?? null,
           ],
           db,
         );
@@ -208,6 +218,8 @@ export class PostgresStore implements Store {
           ]);
         }
         if (row) await writeAudit(audit, db);
+        if (row && row.previous_status !== row.status)
+          await recordEvents([statusChanged(id, now, row.previous_status, row.status)], db);
         return row && toAccount(row);
       },
       (): Change[] => (patch.status === 'closed' ? [{ account: id }, 'keys'] : [{ account: id }]),
@@ -223,6 +235,7 @@ export class PostgresStore implements Store {
           [key.id, key.accountId, key.name, digest, key.hint, key.createdAt],
         );
         await writeAudit(audit, db);
+        await recordEvents([keyCreated(key)], db);
       },
       () => [{ account: key.accountId }],
     );
@@ -252,7 +265,10 @@ export class PostgresStore implements Store {
           [now, id],
           db,
         );
-        if (revoked) await writeAudit(audit, db);
+        if (revoked) {
+          await writeAudit(audit, db);
+          await recordEvents([changeEvent('key.revoked', revoked.account_id, now, { key_id: id })], db);
+        }
         return revoked?.account_id;
       },
       (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : []),
@@ -293,45 +309,20 @@ export class PostgresStore implements Store {
     return row && { keyId: row.id, accountId: row.account_id };
   }
 
-  async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.t.tx(
-      async (db) => {
-        const { rowCount } = await db.query(
-          `INSERT INTO users (id, account_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (account_id, email) DO NOTHING`,
-          [user.id, user.accountId, user.email, user.role, user.createdAt],
-        );
-        if (rowCount !== 1) return 'duplicate';
-        await writeAudit(audit, db);
-        return 'added';
-      },
-      (outcome): Change[] => (outcome === 'added' ? [{ account: user.accountId }] : []),
-    );
+  addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
+    return this.users.add(user, audit);
   }
 
-  async getUser(id: string): Promise<User | undefined> {
-    const row = await guard(() => this.t.one<UserRow>('SELECT * FROM users WHERE id = $1', [id]));
-    return row && toUser(row);
+  getUser(id: string): Promise<User | undefined> {
+    return this.users.get(id);
   }
 
-  async listUsers(accountId: string): Promise<User[]> {
-    return guard(async () =>
-      (await this.t.all<UserRow>('SELECT * FROM users WHERE account_id = $1 ORDER BY id', [accountId])).map(
-        toUser,
-      ),
-    );
+  listUsers(accountId: string): Promise<User[]> {
+    return this.users.list(accountId);
   }
 
-  async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.t.tx(
-      async (db) => {
-        const removed = await this.t.one<UserRow>('DELETE FROM users WHERE id = $1 RETURNING *', [id], db);
-        if (removed) await writeAudit(audit, db);
-        return removed;
-      },
-      (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
-    );
-    return row && toUser(row);
+  removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
+    return this.users.remove(id, audit);
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {

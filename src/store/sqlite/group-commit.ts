@@ -6,14 +6,17 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption } from '../../domain/fair-use.js';
+import { applyConsumption, isRunning, sameSlot } from '../../domain/fair-use.js';
+import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import { thresholdEvents } from '../../domain/webhooks.js';
 import type { AccountUsage, Change } from '../changes.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import { type FairUseSql, inKeyOrder } from './fair-use-sql.js';
 import { applyLedger } from './ledger.js';
+import { recordEvents } from './webhooks.js';
 
 /** Most consumptions written by one group commit. */
 const MAX_USAGE_BATCH = 500;
@@ -201,6 +204,15 @@ export class GroupCommit {
       }
       this.keepForReplay(c, response);
       writeAudit(this.x, audit);
+      if (c.thresholds) {
+        // The use before is what this transaction decided from: each crossing is this consumption's alone.
+        const usedBefore = (inc: (typeof c.increments)[number]) => {
+          const w = before.windows.find((s) => sameSlot(s, inc));
+          return isRunning(w, c.now) ? w.used : 0;
+        };
+        const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
+        recordEvents(this.x, thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp));
+      }
     } catch (err) {
       throw new StoreUnavailableError(
         `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,

@@ -3,12 +3,15 @@
  * statement in the same transaction (never below 0), idempotency keys replayed or refused.
  */
 import type { AuditEntry } from '../../domain/audit.js';
+import { newId } from '../../domain/ids.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import { balanceEvents } from '../../domain/webhooks.js';
 import { Rollback } from '../rollback.js';
 import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
+import { recordEvents } from './webhooks.js';
 
 export function appendLedger(
   x: SqliteExecutor,
@@ -51,15 +54,18 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
   // One conditional statement: the balance moves only if it stays >= 0.
   const moved = x
     .sql(
-      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? >= 0 RETURNING token_balance',
+      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? >= 0 RETURNING token_balance, low_balance',
     )
-    .get(delta, entry.accountId, delta) as { token_balance: number } | undefined;
+    .get(delta, entry.accountId, delta) as { token_balance: number; low_balance: number | null } | undefined;
   if (!moved) {
     const acc = x.sql('SELECT token_balance FROM accounts WHERE id = ?').get(entry.accountId) as
       | { token_balance: number }
       | undefined;
     throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
   }
+  // Decided from the balance this statement wrote: each crossing down is this move's alone.
+  const stamp = () => ({ id: newId('msg', entry.createdAt * 1000), at: entry.createdAt });
+  recordEvents(x, balanceEvents(entry.accountId, moved.token_balance - delta, moved.token_balance, moved.low_balance, stamp));
   const row = x
     .sql(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
     .get(...ledgerValues(entry, delta, moved.token_balance)) as LedgerRow;

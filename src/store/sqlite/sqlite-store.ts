@@ -12,6 +12,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
+import { changeEvent, keyCreated, statusChanged } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import {
   type AccountRow,
@@ -21,8 +22,6 @@ import {
   toAccount,
   toKey,
   toPlan,
-  toUser,
-  type UserRow,
 } from '../rows.js';
 import type {
   AccountPatch,
@@ -44,7 +43,9 @@ import { GroupCommit } from './group-commit.js';
 import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
 import { SqliteUsageHistory } from './usage-history.js';
+import { SqliteUsers } from './users.js';
 import type { WalSync } from './wal-sync.js';
+import { recordEvents, SqliteWebhooks } from './webhooks.js';
 
 export type SqliteStoreOptions = ExecutorOptions;
 
@@ -53,13 +54,17 @@ export class SqliteStore implements Store {
   private readonly x: SqliteExecutor;
   private readonly windows: FairUseSql;
   private readonly groupCommit: GroupCommit;
+  private readonly users: SqliteUsers;
   readonly catalogue: SqliteCatalogue;
   readonly usageHistory: SqliteUsageHistory;
+  readonly webhooks: SqliteWebhooks;
 
   constructor(options: SqliteStoreOptions) {
     this.x = new SqliteExecutor(options);
     this.catalogue = new SqliteCatalogue(this.x);
     this.usageHistory = new SqliteUsageHistory(this.x);
+    this.webhooks = new SqliteWebhooks(this.x);
+    this.users = new SqliteUsers(this.x);
     this.windows = new FairUseSql(this.x);
     this.groupCommit = new GroupCommit(this.x, this.windows);
   }
@@ -175,6 +180,9 @@ export class SqliteStore implements Store {
   ): Promise<Account | undefined> {
     return this.x.writeTx(
       () => {
+        const previous = patch.status
+          ? (this.x.sql('SELECT status FROM accounts WHERE id = ?').get(id) as { status: string } | undefined)
+          : undefined;
         const row = this.x
           .sql(
             `UPDATE accounts SET
@@ -183,6 +191,7 @@ export class SqliteStore implements Store {
                plan_id = coalesce(?, plan_id),
                status = coalesce(?, status),
                unlimited_override = CASE WHEN ? THEN ? ELSE unlimited_override END,
+               low_balance = CASE WHEN ? THEN ? ELSE low_balance END,
                updated_at = ?
              WHERE id = ? RETURNING *`,
           )
@@ -194,6 +203,8 @@ export class SqliteStore implements Store {
             patch.status ?? null,
             patch.unlimitedOverride !== undefined ? 1 : 0,
             boolToInt(patch.unlimitedOverride ?? null),
+            patch.lowBalance !== undefined ? 1 : 0,
+            patch.lowBalance ?? null,
             now,
             id,
           ) as AccountRow | undefined;
@@ -203,6 +214,8 @@ export class SqliteStore implements Store {
             .run(now, id);
         }
         if (row) writeAudit(this.x, audit);
+        if (row && previous && previous.status !== row.status)
+          recordEvents(this.x, [statusChanged(row.id, now, previous.status, row.status)]);
         return row && toAccount(row);
       },
       (): Change[] => (patch.status === 'closed' ? [{ account: id }, 'keys'] : [{ account: id }]),
@@ -219,6 +232,7 @@ export class SqliteStore implements Store {
           )
           .run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
         writeAudit(this.x, audit);
+        recordEvents(this.x, [keyCreated(key)]);
       },
       () => [{ account: key.accountId }],
     );
@@ -252,10 +266,13 @@ export class SqliteStore implements Store {
         const { changes } = this.x
           .sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
           .run(now, id);
-        if (changes === 1) writeAudit(this.x, audit);
         const key = this.x.sql('SELECT account_id FROM api_keys WHERE id = ?').get(id) as
           | { account_id: string }
           | undefined;
+        if (changes === 1) {
+          writeAudit(this.x, audit);
+          recordEvents(this.x, [changeEvent('key.revoked', key!.account_id, now, { key_id: id })]);
+        }
         return key?.account_id;
       },
       (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : ['keys']),
@@ -292,50 +309,20 @@ export class SqliteStore implements Store {
     });
   }
 
-  async addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
-    return this.x.writeTx(
-      () => {
-        const { changes } = this.x
-          .sql(
-            `INSERT INTO users (id, account_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (account_id, email) DO NOTHING`,
-          )
-          .run(user.id, user.accountId, user.email, user.role, user.createdAt);
-        if (changes !== 1) return 'duplicate' as const;
-        writeAudit(this.x, audit);
-        return 'added' as const;
-      },
-      () => [{ account: user.accountId }],
-    );
+  addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
+    return this.users.add(user, audit);
   }
 
-  async getUser(id: string): Promise<User | undefined> {
-    const row = await this.x.attempt(
-      () => this.x.sql('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined,
-    );
-    return row && toUser(row);
+  getUser(id: string): Promise<User | undefined> {
+    return this.users.get(id);
   }
 
-  async listUsers(accountId: string): Promise<User[]> {
-    return this.x.attempt(() =>
-      (this.x.sql('SELECT * FROM users WHERE account_id = ? ORDER BY id').all(accountId) as UserRow[]).map(
-        toUser,
-      ),
-    );
+  listUsers(accountId: string): Promise<User[]> {
+    return this.users.list(accountId);
   }
 
-  async removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.x.writeTx(
-      () => {
-        const removed = this.x.sql('DELETE FROM users WHERE id = ? RETURNING *').get(id) as
-          | UserRow
-          | undefined;
-        if (removed) writeAudit(this.x, audit);
-        return removed;
-      },
-      (removed): Change[] => (removed ? [{ account: removed.account_id }] : []),
-    );
-    return row && toUser(row);
+  removeUser(id: string, audit?: AuditEntry): Promise<User | undefined> {
+    return this.users.remove(id, audit);
   }
 
   getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
