@@ -20,6 +20,8 @@ const EnvSchema = Type.Object({
   TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_USAGE_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   TOOLGATE_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  TOOLGATE_WEBHOOK_ALLOW_PRIVATE: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  TOOLGATE_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{2,4}$' })),
   TOOLGATE_TRUST_PROXY: Type.Optional(
     Type.String({ pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$' }),
   ),
@@ -47,6 +49,10 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
   TOOLGATE_UPSTREAM_CONNECTIONS:
     'must be a whole number from 1 to 9999: connections kept open to each upstream origin (default 128)',
+  TOOLGATE_WEBHOOK_ALLOW_PRIVATE:
+    'must be true or false: whether webhook endpoints may be loopback or private addresses (default false)',
+  TOOLGATE_WEBHOOK_TIMEOUT_MS:
+    'must be a whole number of milliseconds from 100 to 99999: how long an endpoint has to answer (default 10000)',
   TOOLGATE_TRUST_PROXY:
     'must be true, false, or the addresses/CIDRs of your load balancers separated by commas (whose X-Forwarded-For is believed)',
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
@@ -112,6 +118,10 @@ export interface Config {
   usageRetentionDays: number;
   /** Most connections kept open to one upstream origin (catalogue tools). */
   upstreamConnections: number;
+  /** Whether webhook endpoints may be loopback or private addresses (tests, closed networks). */
+  webhookAllowPrivate: boolean;
+  /** How long a webhook endpoint has to answer with a 2xx. */
+  webhookTimeoutMs: number;
   /** Whose X-Forwarded-For names the client: false (nobody), true (anyone: only behind a proxy), or these addresses. */
   trustProxy: boolean | string[];
   logLevel: (typeof LOG_LEVELS)[number];
@@ -168,6 +178,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
     usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
     upstreamConnections: Number(e.TOOLGATE_UPSTREAM_CONNECTIONS ?? '128'),
+    webhookAllowPrivate: e.TOOLGATE_WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookTimeoutMs: Number(e.TOOLGATE_WEBHOOK_TIMEOUT_MS ?? '10000'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',

@@ -16,6 +16,9 @@ import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { WebhookInterest } from './webhooks/interest.js';
+import { WebhookSender } from './webhooks/sender.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -45,6 +48,20 @@ export async function startServer(config: Config): Promise<Running> {
     warn,
   });
   usageCounters.start();
+  const webhookInterest = new WebhookInterest(store, logger);
+  await webhookInterest.start();
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.webhookAllowPrivate,
+  });
+  const dispatcher = new WebhookDispatcher({
+    store,
+    sender: webhookSender,
+    clock: systemClock,
+    timeoutMs: config.webhookTimeoutMs,
+    log: logger,
+  });
+  dispatcher.start();
   const services = createServices({
     store,
     reads,
@@ -55,6 +72,10 @@ export async function startServer(config: Config): Promise<Running> {
     keyUsage,
     usageCounters,
     catalogueChanged: () => catalogue.refresh(),
+    webhookInterest,
+    webhookAllowPrivate: config.webhookAllowPrivate,
+    webhooksChanged: () => webhookInterest.refresh(),
+    webhookWake: () => dispatcher.wake(),
   });
   const app = await buildApp({
     services,
@@ -88,6 +109,10 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      webhookInterest.stop();
+      // Attempts under way finish (each within the timeout); one cut short is retried after its lease.
+      await dispatcher.stop();
+      await webhookSender.close();
       await catalogue.close();
       await usageCounters
         .stop()

@@ -19,6 +19,9 @@ export const AUDIT_ACTIONS = [
   'plan.put',
   'tool.put',
   'tool.remove',
+  'webhook.add',
+  'webhook.remove',
+  'webhook.replay',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -65,7 +65,7 @@ export function isEventType(value: string): value is EventType {
 
 /** The endpoint as asked for (the CLI's and the admin API's words). */
 export interface EndpointInput {
-  url: unknown;
+  url?: unknown;
   events?: unknown;
   thresholds?: unknown;
 }
@@ -104,8 +104,13 @@ export function validateEndpoint(
   let thresholds = [...DEFAULT_THRESHOLDS];
   if (input.thresholds !== undefined) {
     if (!Array.isArray(input.thresholds) || input.thresholds.length === 0)
-      return fail('invalid_arguments', 'thresholds must be a non-empty list of whole percentages from 1 to 100.');
-    const bad = input.thresholds.filter((t) => !Number.isInteger(t) || (t as number) < 1 || (t as number) > 100);
+      return fail(
+        'invalid_arguments',
+        'thresholds must be a non-empty list of whole percentages from 1 to 100.',
+      );
+    const bad = input.thresholds.filter(
+      (t) => !Number.isInteger(t) || (t as number) < 1 || (t as number) > 100,
+    );
     if (bad.length > 0)
       return fail(
         'invalid_arguments',
@@ -120,7 +125,8 @@ export function validateEndpoint(
 export function endpointWants(endpoint: WebhookEndpoint, event: WebhookEvent): boolean {
   if (endpoint.accountId !== null && endpoint.accountId !== event.accountId) return false;
   if (!endpoint.events.includes(event.type)) return false;
-  if (event.type === 'fair_use.threshold') return endpoint.thresholds.includes(event.data.threshold as number);
+  if (event.type === 'fair_use.threshold')
+    return endpoint.thresholds.includes(event.data.threshold as number);
   return true;
 }
 
@@ -151,7 +157,9 @@ export function thresholdEvents(
       // Integer arithmetic: before < t% of limit <= used.
       if (before * 100 >= t * inc.limit) continue;
       if (used * 100 < t * inc.limit) break;
-      const w = after.find((s) => s.category === inc.category && s.unit === inc.unit && s.window === inc.window);
+      const w = after.find(
+        (s) => s.category === inc.category && s.unit === inc.unit && s.window === inc.window,
+      );
       const { id, at } = stamp();
       (events ??= []).push({
         id,
@@ -234,8 +242,12 @@ export function changeEvent(
   return { id: newId('msg', at * 1000), type, accountId, at, data: { account_id: accountId, ...data } };
 }
 
-export const keyCreated = (key: { id: string; accountId: string; name: string | null; createdAt: EpochSeconds }) =>
-  changeEvent('key.created', key.accountId, key.createdAt, { key_id: key.id, name: key.name });
+export const keyCreated = (key: {
+  id: string;
+  accountId: string;
+  name: string | null;
+  createdAt: EpochSeconds;
+}) => changeEvent('key.created', key.accountId, key.createdAt, { key_id: key.id, name: key.name });
 
 export const statusChanged = (accountId: string, at: EpochSeconds, previous: string, status: string) =>
   changeEvent('account.status_changed', accountId, at, { status, previous_status: previous });

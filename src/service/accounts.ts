@@ -21,6 +21,8 @@ export interface UpdateAccountInput {
   plan?: unknown;
   status?: unknown;
   unlimited?: unknown;
+  /** Below this balance `tokens.low_balance` fires; null: never. */
+  low_balance?: unknown;
 }
 
 export const DEFAULT_PLAN = 'free';
@@ -125,6 +127,15 @@ export class AccountService {
       }
       patch.unlimitedOverride = input.unlimited;
     }
+    if (input.low_balance !== undefined) {
+      const low = input.low_balance;
+      if (low !== null && (!Number.isSafeInteger(low) || (low as number) < 1))
+        return fail(
+          'invalid_arguments',
+          'low_balance must be a whole number of tokens of at least 1, or null (never).',
+        );
+      patch.lowBalance = low as number | null;
+    }
     if (Object.keys(patch).length === 0) return fail('invalid_arguments', 'Nothing to update.');
     const audit = draftAudit(this.deps, 'account.update', id, null, askedFields(patch));
     await this.deps.store.updateAccount(id, patch, now(this.deps), audit);
@@ -139,5 +150,6 @@ function askedFields(patch: AccountPatch): AuditDetails {
   if (patch.planId !== undefined) asked.plan = patch.planId;
   if (patch.status !== undefined) asked.status = patch.status;
   if (patch.unlimitedOverride !== undefined) asked.unlimited = patch.unlimitedOverride;
+  if (patch.lowBalance !== undefined) asked.low_balance = patch.lowBalance;
   return asked;
 }

@@ -27,6 +27,14 @@ export interface ServiceDeps {
   usageCounters?: UsageCounters;
   /** Called after this process changed the tool catalogue, so that it serves the change at once. */
   catalogueChanged?: () => Promise<void>;
+  /** The fair-use thresholds webhook endpoints want, per account: carried into each consumption. */
+  webhookInterest?: { thresholdsFor(accountId: string): readonly number[] | undefined };
+  /** TOOLGATE_WEBHOOK_ALLOW_PRIVATE: endpoints may be loopback or private addresses. */
+  webhookAllowPrivate?: boolean;
+  /** Called after this process changed the webhook endpoints (so its threshold cache follows at once). */
+  webhooksChanged?: () => Promise<void>;
+  /** Called after a delivery was made due (a replay), so this server's dispatcher sends it now. */
+  webhookWake?: () => void;
 }
 
 export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);

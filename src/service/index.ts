@@ -12,6 +12,7 @@ import { TokenService } from './tokens.js';
 import { UsageService } from './usage.js';
 import { UserService } from './users.js';
 import { getAccountParts } from './views.js';
+import { WebhookService } from './webhooks.js';
 
 export type { ServiceDeps } from './context.js';
 
@@ -33,6 +34,7 @@ export class Services {
   readonly audit: AuditService;
   readonly catalogue: CatalogueService;
   readonly billing: BillingService;
+  readonly webhooks: WebhookService;
 
   constructor(
     readonly deps: ServiceDeps,
@@ -47,6 +49,7 @@ export class Services {
     this.audit = new AuditService(deps);
     this.catalogue = new CatalogueService(deps);
     this.billing = new BillingService(deps);
+    this.webhooks = new WebhookService(deps);
   }
 
   /**

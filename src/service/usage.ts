@@ -197,6 +197,8 @@ export class UsageService {
         amount: cost,
         reason: req.reason ?? null,
       };
+    const thresholds = this.deps.webhookInterest?.thresholdsFor(account.id);
+    if (thresholds) commit.thresholds = thresholds;
     if (req.idempotency)
       commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
     const committed = this.deps.store.commitUsage(commit, req.audit);

@@ -47,6 +47,8 @@ export function accountRecord(s: AccountSnapshot, now: EpochSeconds): AccountRec
 /** What operators see: the caller's record plus the fields only an operator needs. */
 export interface AdminAccountRecord extends AccountRecord {
   unlimited_override: boolean | null;
+  /** Below this balance `tokens.low_balance` fires; null: never. */
+  low_balance: number | null;
   updated_at: string;
 }
 
@@ -54,6 +56,7 @@ export function adminAccountRecord(s: AccountSnapshot, now: EpochSeconds): Admin
   return {
     ...accountRecord(s, now),
     unlimited_override: s.account.unlimitedOverride,
+    low_balance: s.account.lowBalance,
     updated_at: isoSeconds(s.account.updatedAt),
   };
 }

@@ -200,7 +200,12 @@ export interface WebhookStore {
    * Leases up to `limit` due deliveries (pending, due by `now`, not leased or their lease run out)
    * to `leaseToken` until `leaseUntil`, each to one caller only, however many servers ask at once.
    */
-  claim(now: EpochSeconds, leaseToken: string, leaseUntil: EpochSeconds, limit: number): Promise<DueDelivery[]>;
+  claim(
+    now: EpochSeconds,
+    leaseToken: string,
+    leaseUntil: EpochSeconds,
+    limit: number,
+  ): Promise<DueDelivery[]>;
   /** Records an attempt's result, only while the lease is still the caller's; whether it was. */
   settle(id: string, leaseToken: string, result: DeliveryResult, now: EpochSeconds): Promise<boolean>;
   listDeliveries(endpointId: string, page: Page): Promise<WebhookDelivery[]>;

@@ -104,7 +104,8 @@ export function fanOutRows(
   for (const row of events) {
     const event = toEvent(row);
     for (const endpoint of endpoints) {
-      if (endpointWants(endpoint, event)) rows.push({ id: newDeliveryId(), endpointId: endpoint.id, eventId: row.id, now });
+      if (endpointWants(endpoint, event))
+        rows.push({ id: newDeliveryId(), endpointId: endpoint.id, eventId: row.id, now });
     }
   }
   return rows;

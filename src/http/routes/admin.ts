@@ -121,6 +121,7 @@ export async function adminRoutes(
               Type.Union([Type.Literal('active'), Type.Literal('suspended'), Type.Literal('closed')]),
             ),
             unlimited: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+            low_balance: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
           },
           strict,
         ),

@@ -14,7 +14,14 @@ export interface Migration {
   postgres: string | null;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, audit, fairUseRows, tools, usageHistory, webhooksMigration];
+export const MIGRATIONS: readonly Migration[] = [
+  initial,
+  audit,
+  fairUseRows,
+  tools,
+  usageHistory,
+  webhooksMigration,
+];
 
 export function migrationLabel(m: Migration): string {
   return `${String(m.version).padStart(3, '0')}-${m.name}`;

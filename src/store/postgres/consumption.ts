@@ -123,7 +123,10 @@ async function consume(t: PgTransactions, c: UsageCommit, db: PgQueryable): Prom
     // The use before is what the upsert found in the row it locked (its run's, 0 if it started one).
     const usedBefore = (inc: Increment) => windows.find((w) => sameSlot(w, inc))!.used - inc.amount;
     const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
-    await recordEvents(thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp), db);
+    await recordEvents(
+      thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp),
+      db,
+    );
   }
   let balanceAfter: number | null = null;
   if (c.charge) {

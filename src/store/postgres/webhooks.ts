@@ -1,7 +1,12 @@
 /** @module PostgreSQL's webhooks: endpoints, the outbox of events, and leased deliveries (store.ts, WebhookStore). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import { eventBody, type WebhookDelivery, type WebhookEndpoint, type WebhookEvent } from '../../domain/webhooks.js';
+import {
+  eventBody,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from '../../domain/webhooks.js';
 import type { DeliveryResult, DueDelivery, Page, WebhookStore } from '../store.js';
 import {
   DELIVERY_SELECT,
@@ -57,14 +62,20 @@ export class PgWebhooks implements WebhookStore {
   }
 
   async getEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
-    const row = await guard(() => this.t.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = $1', [id]));
+    const row = await guard(() =>
+      this.t.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = $1', [id]),
+    );
     return row && toEndpoint(row);
   }
 
   removeEndpoint(id: string, audit?: AuditEntry): Promise<WebhookEndpoint | undefined> {
     return this.t.tx(async (db) => {
       await db.query('DELETE FROM webhook_deliveries WHERE endpoint_id = $1', [id]);
-      const row = await this.t.one<EndpointRow>('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING *', [id], db);
+      const row = await this.t.one<EndpointRow>(
+        'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING *',
+        [id],
+        db,
+      );
       if (!row) return undefined;
       await writeAudit(audit, db);
       return toEndpoint(row);
@@ -80,7 +91,9 @@ export class PgWebhooks implements WebhookStore {
         db,
       );
       if (events.length === 0) return 0;
-      const endpoints = (await this.t.all<EndpointRow>('SELECT * FROM webhook_endpoints', [], db)).map(toEndpoint);
+      const endpoints = (await this.t.all<EndpointRow>('SELECT * FROM webhook_endpoints', [], db)).map(
+        toEndpoint,
+      );
       const rows = fanOutRows(events, endpoints, newDeliveryId, now);
       if (rows.length > 0) {
         await db.query(
@@ -90,12 +103,19 @@ export class PgWebhooks implements WebhookStore {
           [rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.eventId), now],
         );
       }
-      await db.query('UPDATE webhook_events SET fanned_out = 1 WHERE id = ANY($1::text[])', [events.map((e) => e.id)]);
+      await db.query('UPDATE webhook_events SET fanned_out = 1 WHERE id = ANY($1::text[])', [
+        events.map((e) => e.id),
+      ]);
       return events.length;
     });
   }
 
-  async claim(now: EpochSeconds, leaseToken: string, leaseUntil: EpochSeconds, limit: number): Promise<DueDelivery[]> {
+  async claim(
+    now: EpochSeconds,
+    leaseToken: string,
+    leaseUntil: EpochSeconds,
+    limit: number,
+  ): Promise<DueDelivery[]> {
     // FOR UPDATE SKIP LOCKED: servers claiming at once each take different deliveries, without waiting.
     const rows = await guard(() =>
       this.t.all<DueRow>(
@@ -129,11 +149,10 @@ export class PgWebhooks implements WebhookStore {
   async listDeliveries(endpointId: string, page: Page): Promise<WebhookDelivery[]> {
     return (
       await guard(() =>
-        this.t.all<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`, [
-          endpointId,
-          page.after ?? '',
-          page.limit,
-        ]),
+        this.t.all<DeliveryRow>(
+          `${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`,
+          [endpointId, page.after ?? '', page.limit],
+        ),
       )
     ).map(toDelivery);
   }

@@ -211,7 +211,10 @@ export class GroupCommit {
           return isRunning(w, c.now) ? w.used : 0;
         };
         const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
-        recordEvents(this.x, thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp));
+        recordEvents(
+          this.x,
+          thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp),
+        );
       }
     } catch (err) {
       throw new StoreUnavailableError(

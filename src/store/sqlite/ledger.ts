@@ -65,7 +65,16 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
   }
   // Decided from the balance this statement wrote: each crossing down is this move's alone.
   const stamp = () => ({ id: newId('msg', entry.createdAt * 1000), at: entry.createdAt });
-  recordEvents(x, balanceEvents(entry.accountId, moved.token_balance - delta, moved.token_balance, moved.low_balance, stamp));
+  recordEvents(
+    x,
+    balanceEvents(
+      entry.accountId,
+      moved.token_balance - delta,
+      moved.token_balance,
+      moved.low_balance,
+      stamp,
+    ),
+  );
   const row = x
     .sql(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
     .get(...ledgerValues(entry, delta, moved.token_balance)) as LedgerRow;

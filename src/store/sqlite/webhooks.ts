@@ -1,7 +1,12 @@
 /** @module SQLite's webhooks: endpoints, the outbox of events, and leased deliveries (store.ts, WebhookStore). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import { eventBody, type WebhookDelivery, type WebhookEndpoint, type WebhookEvent } from '../../domain/webhooks.js';
+import {
+  eventBody,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from '../../domain/webhooks.js';
 import type { DeliveryResult, DueDelivery, Page, WebhookStore } from '../store.js';
 import {
   DELIVERY_SELECT,
@@ -78,7 +83,9 @@ export class SqliteWebhooks implements WebhookStore {
         .sql('SELECT * FROM webhook_events WHERE fanned_out = 0 ORDER BY id LIMIT ?')
         .all(limit) as EventRow[];
       if (events.length === 0) return 0;
-      const endpoints = (this.x.sql('SELECT * FROM webhook_endpoints').all() as EndpointRow[]).map(toEndpoint);
+      const endpoints = (this.x.sql('SELECT * FROM webhook_endpoints').all() as EndpointRow[]).map(
+        toEndpoint,
+      );
       for (const d of fanOutRows(events, endpoints, newDeliveryId, now)) {
         this.x
           .sql(
@@ -93,7 +100,12 @@ export class SqliteWebhooks implements WebhookStore {
     });
   }
 
-  claim(now: EpochSeconds, leaseToken: string, leaseUntil: EpochSeconds, limit: number): Promise<DueDelivery[]> {
+  claim(
+    now: EpochSeconds,
+    leaseToken: string,
+    leaseUntil: EpochSeconds,
+    limit: number,
+  ): Promise<DueDelivery[]> {
     // One writer at a time: the claiming UPDATE cannot hand a delivery to two callers.
     return this.x.writeTx(() => {
       const rows = this.x
@@ -122,8 +134,8 @@ export class SqliteWebhooks implements WebhookStore {
                last_status_code = ?, last_error = ?, lease_token = NULL, lease_until = NULL, updated_at = ?
              WHERE id = ? AND lease_token = ?`,
           )
-          .run(result.status, result.nextAttemptAt, result.statusCode, result.error, now, id, leaseToken).changes ===
-        1,
+          .run(result.status, result.nextAttemptAt, result.statusCode, result.error, now, id, leaseToken)
+          .changes === 1,
     );
   }
 
