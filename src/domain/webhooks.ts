@@ -161,7 +161,8 @@ export function thresholdEvents(
         (s) => s.category === inc.category && s.unit === inc.unit && s.window === inc.window,
       );
       const { id, at } = stamp();
-      (events ??= []).push({
+      events ??= [];
+      events.push({
         id,
         type: 'fair_use.threshold',
         accountId,
