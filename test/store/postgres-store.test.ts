@@ -3,6 +3,7 @@ import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { storeContract } from './contract.js';
 import { usageHistoryContract } from './usage-history-contract.js';
+import { webhooksContract } from './webhooks-contract.js';
 
 const available = await postgresAvailable();
 
@@ -10,4 +11,5 @@ describe.skipIf(!available)('PostgreSQL backend', () => {
   storeContract('PostgreSQL', async () => scratchPostgresStore());
   catalogueContract('PostgreSQL', async () => scratchPostgresStore());
   usageHistoryContract('PostgreSQL', async () => scratchPostgresStore());
+  webhooksContract('PostgreSQL', async () => scratchPostgresStore());
 });

@@ -5,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { type StoreFixture, storeContract } from './contract.js';
 import { usageHistoryContract } from './usage-history-contract.js';
+import { webhooksContract } from './webhooks-contract.js';
 
 /** A store on a new file in a scratch directory, removed with it. */
 async function scratchSqlite(): Promise<StoreFixture> {
@@ -22,3 +23,4 @@ async function scratchSqlite(): Promise<StoreFixture> {
 storeContract('SQLite', scratchSqlite);
 catalogueContract('SQLite', scratchSqlite);
 usageHistoryContract('SQLite', scratchSqlite);
+webhooksContract('SQLite', scratchSqlite);
