@@ -137,6 +137,8 @@ async function startToolgate(backend: Backend, env: Record<string, string>): Pro
         HOST: '127.0.0.1',
         PORT: String(port),
         TOOLGATE_ADMIN_TOKEN: adminToken,
+        // The alerts scenario's endpoint is a loopback address that is never sent to.
+        TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
         // TOOLGATE_RATE_LIMIT is not set: toolgate's default per-key limit (100/s) is in play, and the
         // bench rotates over enough keys that it never refuses (lib/load.ts counts the busiest key).
         ...env,

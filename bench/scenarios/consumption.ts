@@ -61,3 +61,25 @@ export const consumption: Scenario = {
     return notes;
   },
 };
+
+/**
+ * The same consumption with a webhook endpoint that wants every account's 80% and 100% crossings:
+ * what watching for thresholds costs a consumption that crosses none (the seed plan's limits are
+ * out of reach), against the plain scenario's ratio in the same run.
+ */
+export const consumptionAlerts: Scenario = {
+  ...consumption,
+  id: 'consumption_alerts',
+  group: 'consumption',
+  title: 'consumption, endpoint watching',
+  description: `${consumption.description}, with a webhook endpoint wanting thresholds 80 and 100 of every account`,
+  async prepare(f) {
+    await expectStatus(201, f.toolgate.url, f.toolgate.adminToken, 'POST', '/admin/v1/webhooks', {
+      // Nothing is ever sent: no consumption of the run crosses a threshold.
+      url: 'http://127.0.0.1:9/toolgate-bench',
+      events: ['fair_use.threshold'],
+      thresholds: [80, 100],
+    });
+    return f;
+  },
+};

@@ -1,5 +1,5 @@
 /** @module The scenarios, in the order they run. */
-import { consumption } from './consumption.js';
+import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
 import { mcp2025, mcp2026 } from './mcp.js';
 import { proxiedFree, proxiedMetered } from './proxied.js';
@@ -12,4 +12,6 @@ export const SCENARIOS: readonly Scenario[] = [
   proxiedFree,
   mcp2025,
   mcp2026,
+  // Last: the endpoint it adds stays, and the scenarios before it run without one.
+  consumptionAlerts,
 ];
