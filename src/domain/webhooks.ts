@@ -147,7 +147,7 @@ export function thresholdEvents(
   after: readonly WindowState[],
   thresholds: readonly number[],
   stamp: EventStamp,
-): WebhookEvent[] {
+): readonly WebhookEvent[] {
   let events: WebhookEvent[] | undefined;
   for (const inc of increments) {
     if (inc.limit <= 0 || inc.amount <= 0) continue;
@@ -181,8 +181,10 @@ export function thresholdEvents(
       });
     }
   }
-  return events ?? [];
+  return events ?? NO_EVENTS;
 }
+
+const NO_EVENTS: readonly WebhookEvent[] = Object.freeze([]);
 
 /**
  * The balance events of a move from `before` to `after`: `tokens.low_balance` when it falls below
@@ -195,8 +197,13 @@ export function balanceEvents(
   after: number,
   lowBalance: number | null,
   stamp: EventStamp,
-): WebhookEvent[] {
-  if (after >= before) return [];
+): readonly WebhookEvent[] {
+  // Most moves cross nothing: answered without allocating.
+  if (
+    after >= before ||
+    !((lowBalance !== null && before >= lowBalance && after < lowBalance) || (before > 0 && after === 0))
+  )
+    return NO_EVENTS;
   const events: WebhookEvent[] = [];
   if (lowBalance !== null && before >= lowBalance && after < lowBalance) {
     const { id, at } = stamp();
