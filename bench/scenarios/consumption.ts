@@ -70,7 +70,6 @@ export const consumption: Scenario = {
 export const consumptionAlerts: Scenario = {
   ...consumption,
   id: 'consumption_alerts',
-  group: 'consumption',
   title: 'consumption, endpoint watching',
   description: `${consumption.description}, with a webhook endpoint wanting thresholds 80 and 100 of every account`,
   async prepare(f) {

@@ -4,7 +4,7 @@ import { ACCOUNT_STATUSES } from '../domain/accounts.js';
 import { MAX_TOKENS } from '../domain/ledger.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { AdminAccountRecord } from '../service/views.js';
-import { nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
+import { lowBalanceSetting, nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
 import { withServices } from './context.js';
 import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
 import { accountBlock } from './render.js';
@@ -68,11 +68,22 @@ export function registerAccounts(program: Command): void {
       'unlimited whatever the plan says, or follow the plan',
       unlimitedSetting,
     )
+    .option(
+      '--low-balance <tokens|none>',
+      'send tokens.low_balance when the balance falls below this',
+      lowBalanceSetting,
+    )
     .option('--json', JSON_HELP)
     .action(
       async (
         id: string,
-        opts: JsonOption & { name?: string; plan?: string; status?: string; unlimited?: boolean | 'plan' },
+        opts: JsonOption & {
+          name?: string;
+          plan?: string;
+          status?: string;
+          unlimited?: boolean | 'plan';
+          lowBalance?: number | 'none';
+        },
       ) => {
         const patch = {
           ...(opts.name !== undefined ? { name: opts.name } : {}),
@@ -81,11 +92,14 @@ export function registerAccounts(program: Command): void {
           ...(opts.unlimited !== undefined
             ? { unlimited: opts.unlimited === 'plan' ? null : opts.unlimited }
             : {}),
+          ...(opts.lowBalance !== undefined
+            ? { low_balance: opts.lowBalance === 'none' ? null : opts.lowBalance }
+            : {}),
         };
         if (Object.keys(patch).length === 0) {
           throw new CliError(
             'invalid_arguments',
-            'Nothing to update: give --name, --plan, --status or --unlimited.',
+            'Nothing to update: give --name, --plan, --status, --unlimited or --low-balance.',
           );
         }
         const record = await withServices(async (s) => unwrap(await s.accounts.update(id, patch)));

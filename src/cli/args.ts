@@ -51,3 +51,19 @@ export function nonEmpty(label: string) {
     return value;
   };
 }
+
+/** `--low-balance`: a whole number of tokens (at least 1), or `none` (never). */
+export function lowBalanceSetting(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
+  return wholeNumber('--low-balance', 1, Number.MAX_SAFE_INTEGER)(value);
+}
+
+/** A comma-separated list (`a,b`), its items trimmed; empty items refused. */
+export function commaList(label: string) {
+  return (value: string): string[] => {
+    const items = value.split(',').map((v) => v.trim());
+    if (items.some((v) => v === ''))
+      throw new InvalidArgumentError(`${label} must be a comma-separated list, such as a,b.`);
+    return items;
+  };
+}

@@ -57,6 +57,7 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
         keyPrefix: config.keyPrefix,
         keySecret: keySecret!,
         previousKeySecrets,
+        webhookAllowPrivate: config.webhookAllowPrivate,
       }).as(cliActor()),
     );
   } finally {

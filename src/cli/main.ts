@@ -19,6 +19,7 @@ import { registerTokens } from './tokens.js';
 import { registerTools } from './tools.js';
 import { registerUsage } from './usage.js';
 import { registerUsers } from './users.js';
+import { registerWebhooks } from './webhooks.js';
 
 function version(): string {
   try {
@@ -33,7 +34,7 @@ function version(): string {
 export function buildProgram(json: () => boolean): Command {
   const program = new Command('toolgate')
     .description(
-      'Operate toolgate: accounts, keys, users, tokens, usage, plans and tools on TOOLGATE_DATABASE_URL.',
+      'Operate toolgate: accounts, keys, users, tokens, usage, plans, tools and webhooks on TOOLGATE_DATABASE_URL.',
     )
     .version(version(), '-V, --version')
     .exitOverride()
@@ -54,6 +55,7 @@ export function buildProgram(json: () => boolean): Command {
   registerUsers(program);
   registerTokens(program);
   registerUsage(program);
+  registerWebhooks(program);
   registerAudit(program);
   registerAccount(program);
   return program;

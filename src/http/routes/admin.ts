@@ -13,6 +13,7 @@ import { ApiError } from '../errors.js';
 import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
 import { doc } from './admin-doc.js';
 import { adminToolRoutes } from './admin-tools.js';
+import { adminWebhookRoutes } from './admin-webhooks.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
@@ -323,4 +324,5 @@ export async function adminRoutes(
   );
 
   adminToolRoutes(app, s);
+  adminWebhookRoutes(app, s);
 }

@@ -1,0 +1,145 @@
+/**
+ * @module `toolgate webhooks`: add (the signing secret is printed once), list, remove, an
+ * endpoint's deliveries, and replay. What the values mean is checked by the use case (a URL toolgate
+ * may send to, known events, thresholds from 1 to 100, an account that exists), in its own words.
+ */
+import type { Command } from 'commander';
+import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
+import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
+import { commaList, nonEmpty, wholeNumber } from './args.js';
+import { withServices } from './context.js';
+import { emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+
+/** Thresholds as numbers where they are written as whole numbers; anything else as written, for the use case to name. */
+const thresholdList = (value: string): unknown[] =>
+  commaList('--thresholds')(value).map((t) => (/^\d+$/.test(t) ? Number(t) : t));
+
+export function registerWebhooks(program: Command): void {
+  const webhooks = program
+    .command('webhooks')
+    .description('signed webhooks: add, list and remove endpoints; see and replay deliveries');
+
+  webhooks
+    .command('add')
+    .description('add an endpoint; its signing secret is printed now and never again')
+    .requiredOption('--url <url>', 'the http:// or https:// address to POST events to', nonEmpty('--url'))
+    .option('--events <a,b>', 'the events it wants (default: all)', commaList('--events'))
+    .option('--account <id>', "only this account's events (default: every account's)")
+    .option(
+      '--thresholds <80,100>',
+      'fair-use percentages that fire fair_use.threshold (default 80,100)',
+      thresholdList,
+    )
+    .option('--json', JSON_HELP)
+    .action(
+      async (
+        opts: JsonOption & { url: string; events?: string[]; account?: string; thresholds?: unknown[] },
+      ) => {
+        const added = await withServices(async (s) =>
+          unwrap(
+            await s.webhooks.add({
+              url: opts.url,
+              ...(opts.events ? { events: opts.events } : {}),
+              ...(opts.thresholds ? { thresholds: opts.thresholds } : {}),
+              ...(opts.account ? { account_id: opts.account } : {}),
+            }),
+          ),
+        );
+        emit(opts, added, () =>
+          [
+            `Added webhook endpoint ${added.id} for ${added.account_id ? `account ${added.account_id}` : 'every account'}:`,
+            `  url         ${added.url}`,
+            `  events      ${added.events.join(', ')}`,
+            `  thresholds  ${added.thresholds.join(', ')}`,
+            '',
+            'Its signing secret is shown only now; give it to the receiver to verify deliveries with:',
+            '',
+            `  ${added.secret}`,
+          ].join('\n'),
+        );
+      },
+    );
+
+  webhooks
+    .command('list')
+    .description('list the endpoints (never their secrets)')
+    .option('--account <id>', "only this account's endpoints")
+    .option('--json', JSON_HELP)
+    .action(async (opts: JsonOption & { account?: string }) => {
+      const list = await withServices(async (s) => unwrap(await s.webhooks.list(opts.account)));
+      emit(opts, list, () => endpointsTable(list) || 'No webhook endpoints.');
+    });
+
+  webhooks
+    .command('remove')
+    .description('remove an endpoint and its deliveries')
+    .argument('<endpoint-id>')
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: JsonOption) => {
+      const removed = await withServices(async (s) => unwrap(await s.webhooks.remove(id)));
+      emit(opts, removed, () => `Removed webhook endpoint ${removed.id} (${removed.url}).`);
+    });
+
+  webhooks
+    .command('deliveries')
+    .description("an endpoint's deliveries, oldest first: status, attempts, next attempt, last answer")
+    .argument('<endpoint-id>')
+    .option(
+      '--limit <n>',
+      `at most this many (1-${MAX_PAGE}, default ${DEFAULT_PAGE})`,
+      wholeNumber('--limit', 1, MAX_PAGE),
+    )
+    .option('--after <delivery-id>', 'only those after this one')
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: JsonOption & { limit?: number; after?: string }) => {
+      const list = await withServices(async (s) =>
+        unwrap(await s.webhooks.deliveries(id, opts.limit, opts.after)),
+      );
+      emit(opts, list, () => deliveriesTable(list) || `Endpoint ${id} has no deliveries.`);
+    });
+
+  webhooks
+    .command('replay')
+    .description('send a delivery again now, with a fresh retry schedule (the same webhook-id)')
+    .argument('<delivery-id>')
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: JsonOption) => {
+      const d = await withServices(async (s) => unwrap(await s.webhooks.replay(id)));
+      emit(
+        opts,
+        d,
+        () => `Delivery ${d.id} (${d.type}) is due again now; a running server sends it within a second.`,
+      );
+    });
+}
+
+function endpointsTable(list: EndpointRecord[]): string {
+  if (list.length === 0) return '';
+  return table(
+    ['id', 'url', 'account', 'events', 'thresholds', 'created'],
+    list.map((e) => [
+      e.id,
+      e.url,
+      orDash(e.account_id),
+      e.events.join(','),
+      e.thresholds.join(','),
+      e.created_at,
+    ]),
+  );
+}
+
+function deliveriesTable(list: DeliveryRecord[]): string {
+  if (list.length === 0) return '';
+  return table(
+    ['id', 'type', 'status', 'attempts', 'next attempt', 'last code', 'last error'],
+    list.map((d) => [
+      d.id,
+      d.type,
+      d.status,
+      String(d.attempts),
+      orDash(d.next_attempt_at),
+      orDash(d.last_status_code === null ? null : String(d.last_status_code)),
+      orDash(d.last_error),
+    ]),
+  );
+}
