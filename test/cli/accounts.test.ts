@@ -191,7 +191,14 @@ describe('toolgate migrate', () => {
     const fresh = scratch();
     try {
       expect(await fresh.json('migrate')).toEqual({
-        applied: ['001-initial', '002-audit', '003-fair-use-rows', '004-tools', '005-usage-history', '006-webhooks'],
+        applied: [
+          '001-initial',
+          '002-audit',
+          '003-fair-use-rows',
+          '004-tools',
+          '005-usage-history',
+          '006-webhooks',
+        ],
       });
       expect(await fresh.json('migrate')).toEqual({ applied: [] });
       const r = await fresh.run('migrate');
