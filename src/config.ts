@@ -20,6 +20,7 @@ const EnvSchema = Type.Object({
   TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_USAGE_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   TOOLGATE_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  TOOLGATE_METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   TOOLGATE_WEBHOOK_ALLOW_PRIVATE: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   TOOLGATE_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{2,4}$' })),
   TOOLGATE_TRUST_PROXY: Type.Optional(
@@ -49,6 +50,8 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
   TOOLGATE_UPSTREAM_CONNECTIONS:
     'must be a whole number from 1 to 9999: connections kept open to each upstream origin (default 128)',
+  TOOLGATE_METRICS_PORT:
+    'must be a port number from 0 to 65535 for /metrics (Prometheus), on HOST; unset: no metrics',
   TOOLGATE_WEBHOOK_ALLOW_PRIVATE:
     'must be true or false: whether webhook endpoints may be loopback or private addresses (default false)',
   TOOLGATE_WEBHOOK_TIMEOUT_MS:
@@ -118,6 +121,8 @@ export interface Config {
   usageRetentionDays: number;
   /** Most connections kept open to one upstream origin (catalogue tools). */
   upstreamConnections: number;
+  /** Where /metrics listens (on HOST); undefined: no metrics. */
+  metricsPort: number | undefined;
   /** Whether webhook endpoints may be loopback or private addresses (tests, closed networks). */
   webhookAllowPrivate: boolean;
   /** How long a webhook endpoint has to answer with a 2xx. */
@@ -147,6 +152,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(picked.PORT ?? '8080');
   if (!problems.has('PORT') && port > 65535)
     problems.set('PORT', `PORT ${HINTS.PORT} (got "${picked.PORT}")`);
+  if (!problems.has('TOOLGATE_METRICS_PORT') && Number(picked.TOOLGATE_METRICS_PORT ?? 0) > 65535)
+    problems.set(
+      'TOOLGATE_METRICS_PORT',
+      `TOOLGATE_METRICS_PORT ${HINTS.TOOLGATE_METRICS_PORT} (got "${picked.TOOLGATE_METRICS_PORT}")`,
+    );
   if (!problems.has('TOOLGATE_ADMIN_TOKEN') && picked.TOOLGATE_ADMIN_TOKEN) {
     try {
       parseAdminTokens(picked.TOOLGATE_ADMIN_TOKEN);
@@ -178,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
     usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
     upstreamConnections: Number(e.TOOLGATE_UPSTREAM_CONNECTIONS ?? '128'),
+    metricsPort: e.TOOLGATE_METRICS_PORT === undefined ? undefined : Number(e.TOOLGATE_METRICS_PORT),
     webhookAllowPrivate: e.TOOLGATE_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookTimeoutMs: Number(e.TOOLGATE_WEBHOOK_TIMEOUT_MS ?? '10000'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),

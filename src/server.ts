@@ -12,6 +12,8 @@ import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
 import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
+import { type DeliveryOutcome, PrometheusMetrics } from './metrics/metrics.js';
+import { serveMetrics } from './metrics/serve.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
@@ -30,6 +32,7 @@ export interface Running {
 
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
+  const metrics = config.metricsPort === undefined ? undefined : new PrometheusMetrics();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const warn = (message: string, fields: Record<string, unknown>) => logger.warn(fields, message);
   const { store, reads } = await openCachedStore(config.database, { warn });
@@ -42,6 +45,7 @@ export async function startServer(config: Config): Promise<Running> {
     env: process.env,
     warn,
     connections: config.upstreamConnections,
+    ...(metrics ? { metrics } : {}),
   });
   const usageCounters = new UsageCounters(store.usageHistory, systemClock, {
     retentionDays: config.usageRetentionDays,
@@ -60,6 +64,7 @@ export async function startServer(config: Config): Promise<Running> {
     clock: systemClock,
     timeoutMs: config.webhookTimeoutMs,
     log: logger,
+    ...(metrics ? { onOutcome: (o: DeliveryOutcome) => metrics.webhookDelivery(o) } : {}),
   });
   dispatcher.start();
   const services = createServices({
@@ -76,6 +81,7 @@ export async function startServer(config: Config): Promise<Running> {
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhooksChanged: () => webhookInterest.refresh(),
     webhookWake: () => dispatcher.wake(),
+    ...(metrics ? { metrics } : {}),
   });
   const app = await buildApp({
     services,
@@ -90,6 +96,7 @@ export async function startServer(config: Config): Promise<Running> {
     trustProxy: config.trustProxy,
   });
   await app.listen({ host: config.host, port: config.port });
+  const metricsServer = metrics && (await serveMetrics(metrics, config.host, config.metricsPort!));
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -101,6 +108,7 @@ export async function startServer(config: Config): Promise<Running> {
       admin_api: config.adminTokens.length > 0 ? config.adminTokens.map((t) => t.name) : 'off',
       rate_limit: config.rateLimit,
       catalogue_tools: catalogue.list().length,
+      metrics: metricsServer?.url ?? 'off',
     },
     'toolgate listening',
   );
@@ -109,6 +117,7 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await metricsServer?.close();
       webhookInterest.stop();
       // Attempts under way finish (each within the timeout); one cut short is retried after its lease.
       await dispatcher.stop();

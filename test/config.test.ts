@@ -26,6 +26,29 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the metrics port and the webhook settings, with defaults, and refuses bad values', () => {
+    expect(loadConfig({})).toMatchObject({
+      metricsPort: undefined,
+      webhookAllowPrivate: false,
+      webhookTimeoutMs: 10_000,
+    });
+    expect(
+      loadConfig({
+        TOOLGATE_METRICS_PORT: '9464',
+        TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
+        TOOLGATE_WEBHOOK_TIMEOUT_MS: '2500',
+      }),
+    ).toMatchObject({ metricsPort: 9464, webhookAllowPrivate: true, webhookTimeoutMs: 2500 });
+    expect(() => loadConfig({ TOOLGATE_METRICS_PORT: '70000' })).toThrow(
+      /TOOLGATE_METRICS_PORT must be a port number/,
+    );
+    expect(() => loadConfig({ TOOLGATE_METRICS_PORT: 'metrics' })).toThrow(/TOOLGATE_METRICS_PORT/);
+    expect(() => loadConfig({ TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'yes' })).toThrow(
+      /TOOLGATE_WEBHOOK_ALLOW_PRIVATE must be true or false/,
+    );
+    expect(() => loadConfig({ TOOLGATE_WEBHOOK_TIMEOUT_MS: '50' })).toThrow(/TOOLGATE_WEBHOOK_TIMEOUT_MS/);
+  });
+
   it('reads PostgreSQL settings', () => {
     const c = loadConfig({
       TOOLGATE_DATABASE_URL: 'postgres://u:p@db:5432/x',

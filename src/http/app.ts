@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     parseJson(request, text, done);
   });
 
-  installErrorHandling(app);
+  installErrorHandling(app, deps.services.deps.metrics);
   app.addSchema(ErrorBodySchema);
 
   await app.register(swagger, {
@@ -167,7 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // One set of limits for both doors: a key has one budget, whether it calls over HTTP or MCP.
-  const limits = deps.rateLimits ? new RateLimits(deps.rateLimits) : undefined;
+  const limits = deps.rateLimits ? new RateLimits(deps.rateLimits, deps.services.deps.metrics) : undefined;
   const tools = deps.tools ?? TOOLS;
   app.decorateRequest('auth', null);
   app.decorateRequest('refusal', null);

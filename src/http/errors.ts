@@ -2,6 +2,7 @@
  * @module The one error handler: every failure becomes `{status:"error", error, code, message,
  * request_id}` with the status its code maps to. Nothing internal reaches the body.
  */
+
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +14,7 @@ import {
   StoreUnavailableError,
 } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 
 /** A failure on its way out of a route; thrown so Fastify's lifecycle stops where it is. */
 export class ApiError extends Error {
@@ -147,11 +149,12 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
   sendError(reply, new ApiError('invalid_arguments', 'The request URL is malformed.'));
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, metrics: Metrics = NO_METRICS): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof ApiError) return sendError(reply, err);
     if (err instanceof StoreUnavailableError) {
       request.log.warn({ err: { message: err.message } }, 'store unavailable');
+      metrics.storeError();
       return sendError(reply, new ApiError('unavailable', undefined, undefined, { 'retry-after': '1' }));
     }
     const mapped = fromFastify(err);

@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.js';
 import { FixedWindowLimiter, type LimitState } from '../domain/rate-limit.js';
+import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 import { ApiError } from './errors.js';
 
 export interface RateLimitOptions {
@@ -61,7 +62,10 @@ export class RateLimits {
   private readonly authFailures: FixedWindowLimiter | undefined;
   private readonly authPolicy: string;
 
-  constructor(options: RateLimitOptions) {
+  constructor(
+    options: RateLimitOptions,
+    private readonly metrics: Metrics = NO_METRICS,
+  ) {
     if (options.perKeyPerSecond > 0)
       this.perKey = new FixedWindowLimiter(options.perKeyPerSecond, 1, options.clock);
     this.perKeyPolicy = policyHeader(KEY_POLICY, options.perKeyPerSecond, 1);
@@ -81,6 +85,7 @@ export class RateLimits {
     if (!this.authFailures?.anyFull()) return;
     const s = this.authFailures.peek(request.ip);
     if (!s.allowed) {
+      this.metrics.rateLimited('auth-failures');
       throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {
         'ratelimit-policy': this.authPolicy,
         ratelimit: stateHeader(AUTH_POLICY, s),
@@ -113,7 +118,10 @@ export class RateLimits {
     if (!this.perKey) return null;
     for (let i = 0; i < n; i++) {
       const s = this.perKey.hit(keyId);
-      if (!s.allowed) return refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+      if (!s.allowed) {
+        this.metrics.rateLimited('per-key');
+        return refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+      }
     }
     return null;
   }
@@ -123,6 +131,9 @@ export class RateLimits {
     if (!this.perKey) return;
     const s = this.perKey.hit(keyId);
     advertise(reply, this.perKeyPolicy, this.perKeyState(s));
-    if (!s.allowed) throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+    if (!s.allowed) {
+      this.metrics.rateLimited('per-key');
+      throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+    }
   }
 }

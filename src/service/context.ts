@@ -1,5 +1,6 @@
 /** @module What every use case is given: the store, the clock, the key settings, and who is acting. */
 import { type Clock, nowSeconds } from '../domain/clock.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
 import type { KeyUsageRecorder } from './key-usage.js';
@@ -35,6 +36,8 @@ export interface ServiceDeps {
   webhooksChanged?: () => Promise<void>;
   /** Called after a delivery was made due (a replay), so this server's dispatcher sends it now. */
   webhookWake?: () => void;
+  /** Where counts for /metrics go (TOOLGATE_METRICS_PORT); none: nothing is counted. */
+  metrics?: Metrics;
 }
 
 export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);

@@ -202,7 +202,11 @@ export class UsageService {
     if (req.idempotency)
       commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
     const committed = this.deps.store.commitUsage(commit, req.audit);
-    return committed.then((outcome) => meterResult<T>(outcome, account.id, cost));
+    const metrics = this.deps.metrics;
+    return committed.then((outcome) => {
+      metrics?.consumption(outcome.kind);
+      return meterResult<T>(outcome, account.id, cost);
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 /** @module The one place that calls an operator's upstream service for a catalogue tool; every failure is a value. */
 
 import { Agent, type Dispatcher } from 'undici';
+import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 
 export interface UpstreamTarget {
   /** An http(s) URL. */
@@ -67,13 +68,24 @@ type Body = Dispatcher.ResponseData['body'];
 
 export class Upstreams {
   private readonly agent: Agent;
+  private readonly metrics: Metrics;
 
-  constructor(opts: { connections?: number } = {}) {
+  constructor(opts: { connections?: number; metrics?: Metrics } = {}) {
     this.agent = new Agent({ keepAliveTimeout: 10_000, connections: opts.connections ?? 128, pipelining: 1 });
+    this.metrics = opts.metrics ?? NO_METRICS;
   }
 
   /** Never rejects: a broken, slow or oversized upstream is a result the caller maps to its own error. */
   async forward(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
+    const result = await this.send(target, call);
+    this.metrics.upstream(
+      call.tool,
+      result.kind === 'error' ? result.code : result.kind === 'answer' ? 'answered' : 'rejected',
+    );
+    return result;
+  }
+
+  private async send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
     let url: URL;
     try {
       url = new URL(target.url);

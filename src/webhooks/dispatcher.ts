@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import { newId } from '../domain/ids.js';
 import { retryDelay } from '../domain/webhooks.js';
+import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { DeliveryResult, DueDelivery, Store } from '../store/store.js';
 import type { WebhookSender } from './sender.js';
 
-export type DeliveryOutcome = 'delivered' | 'retried' | 'failed';
 
 export interface DispatcherOptions {
   store: Store;

@@ -8,6 +8,7 @@
  * stateless transport made for each request. The key is authenticated, and its rate limit taken,
  * before any MCP work; a missing or invalid key is an HTTP 401 with `WWW-Authenticate: Bearer`.
  */
+
 import { Readable } from 'node:stream';
 import {
   type CallToolResult,
@@ -20,6 +21,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
 import type { Services } from '../../service/index.js';
 import { ApiError, errorBody, sendError } from '../errors.js';
 import { keyAuthentication } from '../key-auth.js';
@@ -57,6 +59,7 @@ export async function mcpRoutes(
 ) {
   const { services, registry } = opts;
   const counters = services.deps.usageCounters;
+  const metrics = services.deps.metrics;
   const tokenCosts = () => registry.tokenCosts();
 
   const factory = (ctx: McpRequestContext): Server => {
@@ -66,7 +69,25 @@ export async function mcpRoutes(
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
     server.setRequestHandler('tools/list', () => ({ tools: registry.list() }));
     server.setRequestHandler('tools/call', async (request) => {
-      const { name, arguments: args } = request.params;
+      const started = performance.now();
+      const { name } = request.params;
+      // The status an HTTP call would have had: 200, the refusal's, or 404 for no such tool.
+      let status = 404;
+      try {
+        const result = await callTool(name, request.params.arguments);
+        const code = (result.structuredContent as { code?: ErrorCode } | undefined)?.code;
+        status = result.isError && code ? ERROR_STATUS[code] : 200;
+        return result;
+      } finally {
+        metrics?.request(
+          registry.find(name) ? name : 'unknown',
+          'mcp',
+          status,
+          (performance.now() - started) / 1000,
+        );
+      }
+    });
+    const callTool = async (name: string, args: Record<string, unknown> | undefined) => {
       const callable = registry.find(name);
       const counted = callable ? name : UNKNOWN_TOOL;
       const failed = () =>
@@ -99,7 +120,7 @@ export async function mcpRoutes(
         caller.log.error({ err }, 'unhandled error');
         return errorResult(new ApiError('internal_error'), caller.requestId);
       }
-    });
+    };
     return server;
   };
 

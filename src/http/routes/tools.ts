@@ -79,6 +79,18 @@ export async function toolRoutes(
     });
   }
 
+  // Every answer of this surface, refusals included, under the tool's name if it is one (else
+  // `unknown`: a caller cannot make new series by inventing names).
+  const metrics = services.deps.metrics;
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const named = request.routeOptions.config.tool ?? (request.params as { tool?: string }).tool;
+      const tool = named !== undefined && registry.find(named) ? named : 'unknown';
+      metrics.request(tool, 'http', reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
+
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
     app.route({

@@ -4,6 +4,7 @@
  * upstream connections. The composition root and the tests open it the same way.
  */
 
+import type { Metrics } from '../../metrics/metrics.js';
 import { LiveCatalogue } from '../../service/live-catalogue.js';
 import type { CatalogueStore, Warn } from '../../store/store.js';
 import { Upstreams } from '../../upstream/forward.js';
@@ -29,10 +30,15 @@ export interface ServeCatalogueOptions {
   pollMs?: number;
   /** Most connections kept open to one upstream origin. */
   connections?: number;
+  /** Where upstream calls are counted (TOOLGATE_METRICS_PORT). */
+  metrics?: Metrics;
 }
 
 export async function serveCatalogue(opts: ServeCatalogueOptions): Promise<ServedCatalogue> {
-  const upstreams = new Upstreams(opts.connections === undefined ? {} : { connections: opts.connections });
+  const upstreams = new Upstreams({
+    ...(opts.connections === undefined ? {} : { connections: opts.connections }),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
+  });
   const live = new LiveCatalogue<ServedTool>({
     catalogue: opts.catalogue,
     build: (definition) =>
