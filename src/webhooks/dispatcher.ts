@@ -14,7 +14,6 @@ import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { DeliveryResult, DueDelivery, Store } from '../store/store.js';
 import type { WebhookSender } from './sender.js';
 
-
 export interface DispatcherOptions {
   store: Store;
   sender: WebhookSender;

@@ -53,16 +53,12 @@ describe('/metrics', () => {
 
   it('counts calls by tool, door and status, consumptions, upstream calls and denials, with bounded labels', async () => {
     const url = server.url;
-    const tool = (name: string, path: string, tokens: number) => ({
+    const tool = (path: string, tokens: number) => ({
       upstream: { url: `${upstream.url}/${path}` },
       metering: { category: 'search', records_pointer: '/results', tokens_per_record: tokens },
     });
-    expect(
-      (await adminCall(url, 'PUT', '/tools/search_people', tool('search_people', 'people', 1))).status,
-    ).toBe(201);
-    expect((await adminCall(url, 'PUT', '/tools/broken_tool', tool('broken_tool', 'broken', 0))).status).toBe(
-      201,
-    );
+    expect((await adminCall(url, 'PUT', '/tools/search_people', tool('people', 1))).status).toBe(201);
+    expect((await adminCall(url, 'PUT', '/tools/broken_tool', tool('broken', 0))).status).toBe(201);
     const { id, key } = await accountWithKey(url);
     const call = (name: string, k = key) =>
       fetch(`${url}/api/v1/tools/${name}`, {
@@ -120,7 +116,9 @@ describe('/metrics', () => {
       1,
     );
     expect(mcp.status).toBe(200);
-    expect(sample(text, 'toolgate_requests_total', { tool: 'get_account', surface: 'mcp', status: '200' })).toBe(1);
+    expect(
+      sample(text, 'toolgate_requests_total', { tool: 'get_account', surface: 'mcp', status: '200' }),
+    ).toBe(1);
     expect(
       sample(text, 'toolgate_request_duration_seconds_count', { tool: 'search_people', surface: 'http' }),
     ).toBe(1);
