@@ -20,6 +20,8 @@ const EnvSchema = Type.Object({
   TOOLGATE_AUTH_FAILURE_LIMIT: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   TOOLGATE_USAGE_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$' })),
   TOOLGATE_UPSTREAM_CONNECTIONS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  TOOLGATE_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
+  TOOLGATE_REDIS_FAIL: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
   TOOLGATE_METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   TOOLGATE_WEBHOOK_ALLOW_PRIVATE: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   TOOLGATE_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{2,4}$' })),
@@ -50,6 +52,10 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
   TOOLGATE_UPSTREAM_CONNECTIONS:
     'must be a whole number from 1 to 9999: connections kept open to each upstream origin (default 128)',
+  TOOLGATE_REDIS_URL:
+    'must be redis://[user:password@]host:port[/db] or rediss:// (TLS): the Redis every server shares the per-key rate limit through',
+  TOOLGATE_REDIS_FAIL:
+    'must be open (serve, each server counting alone, while Redis is unreachable; the default) or closed (refuse with 503)',
   TOOLGATE_METRICS_PORT:
     'must be a port number from 0 to 65535 for /metrics (Prometheus), on HOST; unset: no metrics',
   TOOLGATE_WEBHOOK_ALLOW_PRIVATE:
@@ -121,6 +127,10 @@ export interface Config {
   usageRetentionDays: number;
   /** Most connections kept open to one upstream origin (catalogue tools). */
   upstreamConnections: number;
+  /** The Redis the per-key rate limit is shared through; undefined: each server counts alone. */
+  redisUrl: string | undefined;
+  /** Redis unreachable: serve under each server's own limit (true) or refuse with 503. */
+  redisFailOpen: boolean;
   /** Where /metrics listens (on HOST); undefined: no metrics. */
   metricsPort: number | undefined;
   /** Whether webhook endpoints may be loopback or private addresses (tests, closed networks). */
@@ -188,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
     usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
     upstreamConnections: Number(e.TOOLGATE_UPSTREAM_CONNECTIONS ?? '128'),
+    redisUrl: e.TOOLGATE_REDIS_URL,
+    redisFailOpen: e.TOOLGATE_REDIS_FAIL !== 'closed',
     metricsPort: e.TOOLGATE_METRICS_PORT === undefined ? undefined : Number(e.TOOLGATE_METRICS_PORT),
     webhookAllowPrivate: e.TOOLGATE_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookTimeoutMs: Number(e.TOOLGATE_WEBHOOK_TIMEOUT_MS ?? '10000'),
@@ -201,8 +213,8 @@ function redact(name: string, value: string | undefined): string {
   if (value === undefined) return '';
   if (name === 'TOOLGATE_ADMIN_TOKEN' || name === 'TOOLGATE_KEY_SECRET')
     return `<${value.length} characters>`;
-  // A database URL may carry a password.
-  return value.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  // A database or Redis URL may carry a password.
+  return redactUrl(value);
 }
 
 export function parseDatabaseUrl(
@@ -238,4 +250,9 @@ export function resolveKeySecrets(config: Config): string[] {
   writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return [readFileSync(file, 'utf8').trim()];
+}
+
+/** A URL with its password, if any, replaced by `***` (for logs and error messages). */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }

@@ -6,10 +6,11 @@
 import './tick-shape.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, resolveKeySecrets } from './config.js';
+import { type Config, redactUrl, resolveKeySecrets } from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
+import { SharedKeyLimiter } from './http/shared-rate-limit.js';
 import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
 import { type DeliveryOutcome, PrometheusMetrics } from './metrics/metrics.js';
@@ -67,6 +68,18 @@ export async function startServer(config: Config): Promise<Running> {
     ...(metrics ? { onOutcome: (o: DeliveryOutcome) => metrics.webhookDelivery(o) } : {}),
   });
   dispatcher.start();
+  // Connects in the background: until Redis answers, the limit works as TOOLGATE_REDIS_FAIL says.
+  const sharedLimit =
+    config.redisUrl === undefined
+      ? undefined
+      : new SharedKeyLimiter({
+          url: config.redisUrl,
+          limit: config.rateLimit,
+          failOpen: config.redisFailOpen,
+          clock: systemClock,
+          log: logger,
+        });
+  sharedLimit?.start();
   const services = createServices({
     store,
     reads,
@@ -92,6 +105,7 @@ export async function startServer(config: Config): Promise<Running> {
       perKeyPerSecond: config.rateLimit,
       authFailuresPerMinute: config.authFailureLimit,
       clock: systemClock,
+      ...(sharedLimit ? { shared: sharedLimit } : {}),
     },
     trustProxy: config.trustProxy,
   });
@@ -109,6 +123,7 @@ export async function startServer(config: Config): Promise<Running> {
       rate_limit: config.rateLimit,
       catalogue_tools: catalogue.list().length,
       metrics: metricsServer?.url ?? 'off',
+      shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
     },
     'toolgate listening',
   );
@@ -118,6 +133,7 @@ export async function startServer(config: Config): Promise<Running> {
     closing ??= (async () => {
       await app.close();
       await metricsServer?.close();
+      await sharedLimit?.close().catch(() => {});
       webhookInterest.stop();
       // Attempts under way finish (each within the timeout); one cut short is retried after its lease.
       await dispatcher.stop();

@@ -64,16 +64,33 @@ export function keyAuthentication(
       }
       request.auth = result.value;
       try {
-        limits?.afterAuth(result.value.keyId, reply);
+        const limited = limits?.afterAuth(result.value.keyId, reply);
+        // A shared limit asks Redis: settled when it answers (the local limit is settled here).
+        if (limited instanceof Promise) {
+          limited.then(
+            () => done(),
+            (err) => limitRefused(request, err, done),
+          );
+          return;
+        }
       } catch (err) {
-        if (!(opts.deferRateLimit && err instanceof ApiError)) throw err;
-        request.refusal = err;
+        limitRefused(request, err, done);
+        return;
       }
     } catch (err) {
       done(refuse(err));
       return;
     }
     done();
+  };
+  /** A rate-limit refusal: kept on the request for the door to answer when deferred, else answered now. */
+  const limitRefused = (request: FastifyRequest, err: unknown, done: HookHandlerDoneFunction) => {
+    if (opts.deferRateLimit && err instanceof ApiError && err.code === 'rate_limited') {
+      request.refusal = err;
+      done();
+      return;
+    }
+    done(refuse(err));
   };
   return (request, reply, done) => {
     let result: Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;

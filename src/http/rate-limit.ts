@@ -10,6 +10,7 @@ import type { Clock } from '../domain/clock.js';
 import { FixedWindowLimiter, type LimitState } from '../domain/rate-limit.js';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 import { ApiError } from './errors.js';
+import type { SharedKeyLimiter } from './shared-rate-limit.js';
 
 export interface RateLimitOptions {
   /** Requests per second per API key; 0 turns the limit off. */
@@ -17,6 +18,8 @@ export interface RateLimitOptions {
   /** Failed authentications per minute per client address; 0 turns the limit off. */
   authFailuresPerMinute: number;
   clock: Clock;
+  /** The per-key limit shared by every server (TOOLGATE_REDIS_URL); none: each server counts its own. */
+  shared?: SharedKeyLimiter;
 }
 
 const KEY_POLICY = 'per-key';
@@ -61,6 +64,7 @@ export class RateLimits {
   private readonly perKeyStates: string[] = [];
   private readonly authFailures: FixedWindowLimiter | undefined;
   private readonly authPolicy: string;
+  private readonly shared: SharedKeyLimiter | undefined;
 
   constructor(
     options: RateLimitOptions,
@@ -69,6 +73,7 @@ export class RateLimits {
     if (options.perKeyPerSecond > 0)
       this.perKey = new FixedWindowLimiter(options.perKeyPerSecond, 1, options.clock);
     this.perKeyPolicy = policyHeader(KEY_POLICY, options.perKeyPerSecond, 1);
+    if (options.perKeyPerSecond > 0) this.shared = options.shared;
     if (options.authFailuresPerMinute > 0) {
       this.authFailures = new FixedWindowLimiter(options.authFailuresPerMinute, 60, options.clock);
     }
@@ -114,26 +119,52 @@ export class RateLimits {
    * `n` more requests of the key's budget at once (the further messages of a batch): the refusal
    * if the budget does not hold them all, else null.
    */
-  takeMore(keyId: string, n: number): ApiError | null {
+  takeMore(keyId: string, n: number): ApiError | null | Promise<ApiError | null> {
     if (!this.perKey) return null;
+    if (this.shared) {
+      const s = this.shared.hit(keyId, n);
+      if (s instanceof Promise) return s.then((state) => this.judgeMore(keyId, n, state));
+      return this.judgeMore(keyId, n, s);
+    }
+    return this.localMore(keyId, n);
+  }
+
+  private judgeMore(keyId: string, n: number, s: LimitState | null): ApiError | null {
+    if (s === null) return this.localMore(keyId, n);
+    return s.allowed ? null : this.refused(s);
+  }
+
+  private localMore(keyId: string, n: number): ApiError | null {
     for (let i = 0; i < n; i++) {
-      const s = this.perKey.hit(keyId);
-      if (!s.allowed) {
-        this.metrics.rateLimited('per-key');
-        return refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
-      }
+      const s = this.perKey!.hit(keyId);
+      if (!s.allowed) return this.refused(s);
     }
     return null;
   }
 
-  /** After authentication: the key's own budget for this second. */
-  afterAuth(keyId: string, reply: FastifyReply): void {
+  /**
+   * After authentication: the key's own budget for this second. With a shared limit the answer may
+   * be a promise (a round trip to Redis, unless the key was refused in this window already).
+   */
+  afterAuth(keyId: string, reply: FastifyReply): void | Promise<void> {
     if (!this.perKey) return;
-    const s = this.perKey.hit(keyId);
-    advertise(reply, this.perKeyPolicy, this.perKeyState(s));
-    if (!s.allowed) {
-      this.metrics.rateLimited('per-key');
-      throw refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
+    if (this.shared) {
+      const s = this.shared.hit(keyId);
+      if (s instanceof Promise) return s.then((state) => this.judge(keyId, state, reply));
+      return this.judge(keyId, s, reply);
     }
+    this.judge(keyId, this.perKey.hit(keyId), reply);
+  }
+
+  /** Advertises where the key stands and throws its refusal; a shared limit that cannot say: this server's own. */
+  private judge(keyId: string, state: LimitState | null, reply: FastifyReply): void {
+    const s = state ?? this.perKey!.hit(keyId);
+    advertise(reply, this.perKeyPolicy, this.perKeyState(s));
+    if (!s.allowed) throw this.refused(s);
+  }
+
+  private refused(s: LimitState): ApiError {
+    this.metrics.rateLimited('per-key');
+    return refuse(s, `Too many requests for this API key: at most ${s.limit} per second.`);
   }
 }

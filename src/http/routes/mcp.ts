@@ -157,7 +157,7 @@ export async function mcpRoutes(
     const body = request.body;
     // A batch (2025-03-26) spends one request of the key's budget per message, as separate requests would.
     if (Array.isArray(body) && body.length > 1 && !request.refusal) {
-      request.refusal = opts.limits?.takeMore(request.auth!.keyId, body.length - 1) ?? null;
+      request.refusal = (await opts.limits?.takeMore(request.auth!.keyId, body.length - 1)) ?? null;
     }
     const isCall =
       typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'tools/call';

@@ -1,0 +1,193 @@
+/**
+ * The per-key rate limit shared through the real Redis: two servers (two apps, each with its own
+ * Redis client, as two processes would have) admit 100 +/- 5% of 300 requests made within one
+ * second on one key; Redis unreachable, requests are served under each server's own limit (open)
+ * or refused with 503 (closed), logged once; and the shared limit comes back by itself.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { createClient } from 'redis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/domain/clock.js';
+import { buildApp } from '../../src/http/app.js';
+import { SharedKeyLimiter } from '../../src/http/shared-rate-limit.js';
+import { accountWithKey, type Harness, scratchServices } from '../helpers.js';
+import { REDIS_URL, redisAvailable } from '../redis.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Logged {
+  level: string;
+  message: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function harness(): Promise<Harness> {
+  const h = await scratchServices();
+  cleanups.push(() => h.close());
+  return h;
+}
+
+/** A server: an app with its own Redis client on the harness's services. */
+async function server(h: Harness, url: string, opts: { failOpen?: boolean; limit?: number; prefix: string }) {
+  const logged: Logged[] = [];
+  const log = {
+    warn: (_f: object, message: string) => logged.push({ level: 'warn', message }),
+    info: (_f: object, message: string) => logged.push({ level: 'info', message }),
+  };
+  const limit = opts.limit ?? 100;
+  const shared = new SharedKeyLimiter({
+    url,
+    limit,
+    failOpen: opts.failOpen ?? true,
+    clock: systemClock,
+    prefix: opts.prefix,
+    log,
+  });
+  shared.start();
+  const app: FastifyInstance = await buildApp({
+    services: h.services,
+    adminToken: null,
+    rateLimits: { perKeyPerSecond: limit, authFailuresPerMinute: 0, clock: systemClock, shared },
+  });
+  cleanups.push(async () => {
+    await app.close();
+    await shared.close();
+  });
+  const call = async (key: string) =>
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/tools/get_account',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: '{}',
+      })
+    ).statusCode;
+  return { app, call, logged };
+}
+
+/** Waits for the start of a fresh second on Redis's clock. */
+async function freshSecond(): Promise<void> {
+  const c = createClient({ url: REDIS_URL });
+  await c.connect();
+  try {
+    const [, micros] = (await c.time()) as unknown as [number, number];
+    const usec =
+      typeof micros === 'number' ? micros : Number(((await c.sendCommand(['TIME'])) as string[])[1]);
+    await sleep(Math.ceil((1_000_000 - usec) / 1000) + 5);
+  } finally {
+    await c.close();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('Ready to accept connections')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
+  });
+}
+
+const prefix = () => `toolgate-test:${Math.random().toString(36).slice(2)}`;
+
+describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared through Redis', () => {
+  it('300 requests within one second over two servers admit 100 +/- 5%', async () => {
+    const h = await harness();
+    const { key } = await accountWithKey(h.services);
+    const p = prefix();
+    const a = await server(h, REDIS_URL, { prefix: p });
+    const b = await server(h, REDIS_URL, { prefix: p });
+    await sleep(200); // both connected
+    await freshSecond();
+    const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).call(key)));
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(admitted).toBeGreaterThanOrEqual(95);
+    expect(admitted).toBeLessThanOrEqual(105);
+  });
+
+  it("fails open under each server's own limit, or closed with 503, logged once", async () => {
+    const h = await harness();
+    const { key } = await accountWithKey(h.services);
+    const closedPort = await freePort();
+    const open = await server(h, `redis://127.0.0.1:${closedPort}`, {
+      prefix: prefix(),
+      limit: 5,
+      failOpen: true,
+    });
+    const statuses = [];
+    for (let i = 0; i < 8; i++) statuses.push(await open.call(key));
+    // This server's own limit of 5 holds while Redis is away (unless the second turned meanwhile).
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(open.logged.filter((l) => l.level === 'warn')).toHaveLength(1);
+    expect(open.logged[0]!.message).toMatch(/serving without it/);
+
+    const closed = await server(h, `redis://127.0.0.1:${closedPort}`, { prefix: prefix(), failOpen: false });
+    const refused = await closed.app.inject({
+      method: 'POST',
+      url: '/api/v1/tools/get_account',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({ code: 'unavailable' });
+    expect(refused.headers['retry-after']).toBe('1');
+    await closed.call(key);
+    expect(closed.logged.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+
+  it('comes back by itself when Redis does', async () => {
+    const h = await harness();
+    const { key } = await accountWithKey(h.services);
+    const port = await freePort();
+    let redis = await startRedis(port);
+    cleanups.push(async () => void redis.kill('SIGKILL'));
+    const s = await server(h, `redis://127.0.0.1:${port}`, { prefix: prefix(), limit: 3 });
+    const refusedOnce = async () => {
+      for (let i = 0; i < 10; i++) if ((await s.call(key)) === 429) return true;
+      return false;
+    };
+    await sleep(300);
+    expect(await refusedOnce()).toBe(true);
+    redis.kill('SIGKILL');
+    await new Promise((r) => redis.once('exit', r));
+    await sleep(1_100); // past the window the key was refused in locally
+    // Away: served by the failure mode (this server's own limit), logged once.
+    await s.call(key);
+    await s.call(key);
+    expect(s.logged.filter((l) => l.level === 'warn')).toHaveLength(1);
+    redis = await startRedis(port);
+    for (let i = 0; i < 60 && !s.logged.some((l) => l.level === 'info'); i++) await sleep(100);
+    expect(s.logged.map((l) => l.message).at(-1)).toMatch(/back/);
+    // The shared count again: a fresh Redis counts from zero, and refuses past the limit.
+    const store = createClient({ url: `redis://127.0.0.1:${port}` });
+    await store.connect();
+    const before = (await store.keys('*')).length;
+    expect(await refusedOnce()).toBe(true);
+    expect((await store.keys('*')).length).toBeGreaterThan(before);
+    await store.close();
+  });
+});
