@@ -75,7 +75,7 @@ export class PostgresStore implements Store {
       warn: options.warn,
     });
     void this.feed.start();
-    this.t = new PgTransactions(this.pool, this.feed, options.observer);
+    this.t = new PgTransactions(this.pool, this.feed, options.observer, options.warn);
     this.catalogue = new PgCatalogue(this.t);
     this.usageHistory = new PgUsageHistory(this.t);
     this.webhooks = new PgWebhooks(this.t);

@@ -17,13 +17,52 @@ import {
   type PgQueryable,
   quoteLiteral,
 } from './driver.js';
+import { NotifyBatch } from './notify-batch.js';
 
 export class PgTransactions {
+  private readonly batch: NotifyBatch;
+
   constructor(
     readonly pool: PgPool,
     private readonly feed: ChangeFeed,
     private readonly observer: ChangeObserver | undefined,
-  ) {}
+    warn?: (message: string, fields: Record<string, unknown>) => void,
+  ) {
+    this.batch = new NotifyBatch(pool, feed, warn);
+  }
+
+  /**
+   * A transaction driven by `fn` in as few round trips as it can (the consumptions': statements
+   * sent together with the simple query protocol, BEGIN with the first and COMMIT with the last),
+   * its notification batched with others after the commit (notify-batch.ts). `fn` answers its
+   * result and what it changed (nothing: it rolled back). Rolled back on any throw.
+   */
+  async batched<T>(fn: (client: PgClient) => Promise<{ result: T; changes: Change[] }>): Promise<T> {
+    const { result, changes } = await guard(async () => {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        return await fn(client);
+      } catch (err) {
+        if (isUnavailable(err)) broken = err as Error;
+        else {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackErr) {
+            broken = rollbackErr as Error;
+          }
+        }
+        throw err;
+      } finally {
+        client.release(broken ?? false);
+      }
+    });
+    if (changes.length > 0) {
+      report(this.observer, changes);
+      await this.batch.notify(changes);
+    }
+    return result;
+  }
 
   /** The first row of all(), or undefined. */
   async one<R>(
