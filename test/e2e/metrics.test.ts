@@ -72,7 +72,7 @@ describe('/metrics', () => {
     expect((await call('broken_tool')).status).toBe(502);
     expect((await call('no_such_tool_x1')).status).toBe(404);
     expect((await call('get_account', 'tg_AAAAAAAAAAA')).status).toBe(401);
-    const statuses = [];
+    const statuses: number[] = [];
     // Until the per-key limit (5 a second) refuses one, however the seconds fall.
     while (!statuses.includes(429) && statuses.length < 100)
       statuses.push((await call('get_account')).status);

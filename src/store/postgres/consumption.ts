@@ -198,13 +198,13 @@ function int(n: number): string {
 
 /** Values as SQL literals, quoted by the driver's own escaping. */
 function literals(client: PgClient): (v: unknown) => string {
-  const escape = (client as unknown as { escapeLiteral(s: string): string }).escapeLiteral.bind(client);
+  const quote = (client as unknown as { escapeLiteral(s: string): string }).escapeLiteral.bind(client);
   return (v) => {
     if (v === null || v === undefined) return 'NULL';
     if (typeof v === 'number') return int(v);
     if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
-    if (typeof v === 'string') return escape(v);
-    return escape(JSON.stringify(v));
+    if (typeof v === 'string') return quote(v);
+    return quote(JSON.stringify(v));
   };
 }
 
