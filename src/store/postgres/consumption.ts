@@ -25,7 +25,7 @@ import {
   type WindowRow,
 } from '../rows.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
-import type { PgClient, PgQueryable } from './driver.js';
+import { type PgClient, type PgQueryable, quoteLiteral } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
@@ -47,7 +47,6 @@ export function commitUsage(
 }
 
 async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | undefined): Promise<unknown> {
-  const sql = literals(client);
   const acc = sql(c.accountId);
   // Round trip 1: BEGIN, the idempotency key's lock and record, the windows, the balance.
   const first = ['BEGIN'];
@@ -57,7 +56,7 @@ async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | und
       `SELECT request_hash, response FROM usage_idempotency WHERE account_id = ${acc} AND idempotency_key = ${sql(c.idempotency.key)}`,
     );
   }
-  first.push(windowsUpsert(c, sql));
+  first.push(windowsUpsert(c));
   if (c.charge) first.push(`SELECT token_balance, low_balance FROM accounts WHERE id = ${acc} FOR UPDATE`);
   let results: { rows: Row[] }[];
   try {
@@ -108,7 +107,7 @@ async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | und
     events.push(...balanceEvents(c.accountId, before, balanceAfter, low, stamp));
     second.push(
       `UPDATE accounts SET token_balance = token_balance + ${delta} WHERE id = ${acc}`,
-      `INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (${row(sql, ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`,
+      `INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`,
     );
   }
   const response = c.render(windows, balanceAfter);
@@ -116,14 +115,13 @@ async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | und
   if (events.length > 0) {
     second.push(
       `INSERT INTO webhook_events (id, type, account_id, body, created_at) VALUES ${events
-        .map((e) => `(${row(sql, [e.id, e.type, e.accountId, eventBody(e), e.at])})`)
+        .map((e) => `(${row([e.id, e.type, e.accountId, eventBody(e), e.at])})`)
         .join(', ')}`,
     );
   }
   if (c.idempotency) {
     second.push(
       `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES (${row(
-        sql,
         [
           c.accountId,
           c.idempotency.key,
@@ -135,7 +133,7 @@ async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | und
       )})`,
     );
   }
-  if (audit) second.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (${row(sql, auditValues(audit))})`);
+  if (audit) second.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (${row(auditValues(audit))})`);
   second.push('COMMIT');
   await client.query(second.join(';\n'));
   return response;
@@ -145,7 +143,7 @@ async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | und
  * All of a consumption's windows in one conditional upsert, the account's other windows read beside
  * it: each row of the answer says whether this statement wrote it (`touched`).
  */
-function windowsUpsert(c: UsageCommit, sql: (v: unknown) => string): string {
+function windowsUpsert(c: UsageCommit): string {
   if (c.increments.length === 0)
     return `SELECT category, unit, win, started_at, ends_at, used, false AS touched FROM fair_use_windows WHERE account_id = ${sql(c.accountId)}`;
   const values = c.increments
@@ -196,16 +194,13 @@ function int(n: number): string {
   return String(n);
 }
 
-/** Values as SQL literals, quoted by the driver's own escaping. */
-function literals(client: PgClient): (v: unknown) => string {
-  const quote = (client as unknown as { escapeLiteral(s: string): string }).escapeLiteral.bind(client);
-  return (v) => {
-    if (v === null || v === undefined) return 'NULL';
-    if (typeof v === 'number') return int(v);
-    if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
-    if (typeof v === 'string') return quote(v);
-    return quote(JSON.stringify(v));
-  };
+/** A value as an SQL literal: strings quoted by the driver's own escaping, whole numbers checked. */
+function sql(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number') return int(v);
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  if (typeof v === 'string') return quoteLiteral(v);
+  return quoteLiteral(JSON.stringify(v));
 }
 
-const row = (sql: (v: unknown) => string, values: readonly unknown[]) => values.map(sql).join(', ');
+const row = (values: readonly unknown[]) => values.map(sql).join(', ');
