@@ -1,21 +1,28 @@
 /**
- * @module PostgreSQL's consumption, exact across servers in two round trips. The first opens the
- * transaction and, in one upsert, adds to every window of the consumption (each starts if it is not
- * running and takes the amount only if it fits: under READ COMMITTED, ON CONFLICT DO UPDATE locks
- * each row and evaluates its WHERE on the row's latest version, rows always in the same order),
- * reading the account's other windows beside it, and locks the account's balance when there is a
- * charge. The consumption is then decided here, from what those statements wrote and locked: the
- * charge, the webhook events it causes, the answer. The second writes the charge, the ledger entry,
- * the events, the idempotency record and the audit entry, and commits. Statements go together by
- * the simple query protocol, so their values are written into them as literals (quoted by the
- * driver). The other servers learn of it by a batched notification (notify-batch.ts).
+ * @module PostgreSQL's consumptions, in group commits: those that arrive together are decided in one
+ * transaction of two round trips and one COMMIT (one WAL flush), however many they are. The first
+ * round trip takes the idempotency keys' locks and records, makes sure every window row exists, and
+ * locks the windows and balances of every account of the batch, in one order for every server (so
+ * two servers' batches wait for each other, never deadlock). Each consumption is then decided here,
+ * in order, by the domain's reference semantics (applyConsumption) on the values locked, each
+ * all-or-nothing by itself, as SQLite's group commit does; nothing can change them meanwhile. The
+ * second round trip writes what was decided (windows, balances, ledger entries, webhook events,
+ * idempotency records, audit entries) and commits. Statements go together by the simple query
+ * protocol, so their values are written in as literals (strings quoted by the driver, numbers
+ * checked). The other servers learn of it by a batched notification (notify-batch.ts).
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { exceededBy, type Increment, sameSlot, type WindowState } from '../../domain/fair-use.js';
+import {
+  applyConsumption,
+  type Increment,
+  isRunning,
+  sameSlot,
+  type WindowState,
+} from '../../domain/fair-use.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { balanceEvents, eventBody, thresholdEvents, type WebhookEvent } from '../../domain/webhooks.js';
-import { Rollback } from '../rollback.js';
+import type { Change } from '../changes.js';
 import {
   AUDIT_COLUMNS,
   auditValues,
@@ -25,168 +32,252 @@ import {
   type WindowRow,
 } from '../rows.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
-import { type PgClient, type PgQueryable, quoteLiteral } from './driver.js';
+import { quoteLiteral } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 
-/** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
-const FOREIGN_KEY_VIOLATION = '23503';
+/** Most consumptions decided in one transaction. */
+const MAX_BATCH = 200;
+
+interface Pending {
+  c: UsageCommit;
+  audit: AuditEntry | undefined;
+  resolve: (outcome: UsageOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/** An account's windows and balance as the batch has left them so far. */
+interface AccountState {
+  windows: WindowState[];
+  balance: number;
+  lowBalance: number | null;
+  /** Slots whose row this batch changed. */
+  changed: Set<string>;
+  balanceChanged: boolean;
+}
 
 type Row = Record<string, unknown>;
 
-export function commitUsage(
-  t: PgTransactions,
-  c: UsageCommit,
-  audit: AuditEntry | undefined,
-): Promise<UsageOutcome> {
-  return t.answer(() =>
-    t.batched(async (client) => {
-      const response = await consume(client, c, audit);
-      return { result: { kind: 'committed', response } as UsageOutcome, changes: [{ account: c.accountId }] };
-    }),
-  );
-}
+export class PgGroupCommit {
+  private pending: Pending[] = [];
+  private running = false;
 
-async function consume(client: PgClient, c: UsageCommit, audit: AuditEntry | undefined): Promise<unknown> {
-  const acc = sql(c.accountId);
-  // Round trip 1: BEGIN, the idempotency key's lock and record, the windows, the balance.
-  const first = ['BEGIN'];
-  if (c.idempotency) {
-    first.push(
-      `SELECT pg_advisory_xact_lock(hashtextextended(${sql(`usage:${c.accountId}:${c.idempotency.key}`)}, 0))`,
-      `SELECT request_hash, response FROM usage_idempotency WHERE account_id = ${acc} AND idempotency_key = ${sql(c.idempotency.key)}`,
-    );
+  constructor(private readonly t: PgTransactions) {}
+
+  commit(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
+    return new Promise<UsageOutcome>((resolve, reject) => {
+      this.pending.push({ c, audit, resolve, reject });
+      if (!this.running) void this.drain();
+    });
   }
-  first.push(windowsUpsert(c));
-  if (c.charge) first.push(`SELECT token_balance, low_balance FROM accounts WHERE id = ${acc} FOR UPDATE`);
-  let results: { rows: Row[] }[];
-  try {
-    results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
-  } catch (err) {
-    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new Rollback({ kind: 'not_found' });
-    throw err;
-  }
-  let at = 1;
-  if (c.idempotency) {
-    const prior = results[at + 1]!.rows[0] as { request_hash: string; response: string } | undefined;
-    at += 2;
-    if (prior) {
-      throw new Rollback(
-        replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
-          kind: 'replayed' as const,
-          response: JSON.parse(prior.response),
-        })),
-      );
+
+  /** One batch at a time: those that arrive meanwhile make up the next, as large as the load makes it. */
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, MAX_BATCH);
+        try {
+          const outcomes = await this.t.batched(async (client) => {
+            const decided = await decide(client, batch);
+            return { result: decided, changes: decided.changes };
+          });
+          batch.forEach((p, i) => {
+            const o = outcomes.outcomes[i]!;
+            if (o instanceof Error) p.reject(o);
+            else p.resolve(o);
+          });
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      this.running = false;
     }
   }
-  const rows = results[at]!.rows as unknown as (WindowRow & { touched: boolean })[];
-  const windows = rows.map(toWindow);
-  const refused = c.increments.find((inc) => !rows.some((r, i) => r.touched && sameSlot(windows[i]!, inc)));
-  if (refused) throw new Rollback(await refusal(client, c, refused));
+}
 
-  // Decided here, from what the transaction wrote and locked.
-  const events: WebhookEvent[] = [];
-  const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
-  if (c.thresholds) {
-    // The use before is what the upsert found in the row it locked (its run's, 0 if it started one).
-    const usedBefore = (inc: Increment) => windows.find((w) => sameSlot(w, inc))!.used - inc.amount;
-    events.push(...thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp));
-  }
-  const second: string[] = [];
-  let balanceAfter: number | null = null;
-  if (c.charge) {
-    const account = results[at + 1]!.rows[0] as {
-      token_balance: string | number;
-      low_balance: string | number | null;
-    };
-    if (!account) throw new Rollback({ kind: 'not_found' });
-    const before = Number(account.token_balance);
-    const delta = ledgerDelta('charge', c.charge.amount);
-    balanceAfter = before + delta;
-    if (balanceAfter < 0) throw new Rollback({ kind: 'insufficient', balance: before });
-    const low = account.low_balance === null ? null : Number(account.low_balance);
-    events.push(...balanceEvents(c.accountId, before, balanceAfter, low, stamp));
-    second.push(
-      `UPDATE accounts SET token_balance = token_balance + ${delta} WHERE id = ${acc}`,
-      `INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`,
+interface Decided {
+  outcomes: (UsageOutcome | Error)[];
+  changes: Change[];
+}
+
+async function decide(
+  client: { query(text: string): Promise<unknown> },
+  batch: readonly Pending[],
+): Promise<Decided> {
+  const accounts = [...new Set(batch.map((p) => p.c.accountId))].sort();
+  const keyed = batch.filter((p) => p.c.idempotency);
+  const lockKeys = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))].sort();
+  const slots = new Map<string, Increment & { accountId: string }>();
+  for (const p of batch)
+    for (const inc of p.c.increments)
+      slots.set(`${p.c.accountId}\0${slotKey(inc)}`, { ...inc, accountId: p.c.accountId });
+  const accountList = accounts.map(sql).join(', ');
+
+  // Round trip 1: locks and reads, in the same order on every server.
+  const first = [
+    'BEGIN',
+    ...lockKeys.map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${sql(k)}, 0))`),
+  ];
+  first.push(
+    keyed.length === 0
+      ? 'SELECT NULL LIMIT 0'
+      : `SELECT account_id, idempotency_key, request_hash, response FROM usage_idempotency WHERE (account_id, idempotency_key) IN (${keyed
+          .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
+          .join(', ')})`,
+  );
+  // Every window row the batch may touch exists (not running), so that all of them can be locked.
+  first.push(
+    slots.size === 0
+      ? 'SELECT NULL LIMIT 0'
+      : `INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used)
+         SELECT v.a, v.c, v.u, v.w, 0, 0, 0 FROM (VALUES ${[...slots.values()]
+           .sort((x, y) => (x.accountId + slotKey(x) < y.accountId + slotKey(y) ? -1 : 1))
+           .map((s) => `(${sql(s.accountId)}, ${sql(s.category)}, ${sql(s.unit)}, ${sql(s.window)})`)
+           .join(', ')}) AS v (a, c, u, w) JOIN accounts ON accounts.id = v.a
+         ON CONFLICT DO NOTHING`,
+  );
+  first.push(
+    `SELECT account_id, category, unit, win, started_at, ends_at, used FROM fair_use_windows
+      WHERE account_id IN (${accountList}) ORDER BY account_id, category, unit, win FOR UPDATE`,
+    `SELECT id, token_balance, low_balance FROM accounts WHERE id IN (${accountList}) ORDER BY id FOR UPDATE`,
+  );
+  const results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
+  const n = results.length;
+  const priors = new Map<string, { request_hash: string; response: string }>();
+  for (const r of results[n - 4]!.rows)
+    priors.set(
+      `${r.account_id}\0${r.idempotency_key}`,
+      r as unknown as { request_hash: string; response: string },
     );
+  const state = new Map<string, AccountState>();
+  for (const r of results[n - 1]!.rows) {
+    state.set(r.id as string, {
+      windows: [],
+      balance: Number(r.token_balance),
+      lowBalance: r.low_balance === null ? null : Number(r.low_balance),
+      changed: new Set(),
+      balanceChanged: false,
+    });
   }
-  const response = c.render(windows, balanceAfter);
-  // Round trip 2: the writes decided, and COMMIT.
-  if (events.length > 0) {
-    second.push(
+  for (const r of results[n - 2]!.rows) {
+    // A row made just now to be locked, never consumed from: as good as no window.
+    if (Number(r.ends_at) === 0) continue;
+    state.get(r.account_id as string)?.windows.push(toWindow(r as unknown as WindowRow));
+  }
+
+  // Each consumption decided in order, all or nothing by itself, on the values locked.
+  const second: string[] = [];
+  const events: WebhookEvent[] = [];
+  const outcomes: (UsageOutcome | Error)[] = [];
+  const consumed = new Set<string>();
+  for (const p of batch) {
+    try {
+      const outcome = decideOne(p, state, priors, second, events);
+      outcomes.push(outcome);
+      if (outcome.kind === 'committed') consumed.add(p.c.accountId);
+    } catch (err) {
+      // Rendering failed: this consumption fails alone, before anything of it was written.
+      outcomes.push(err as Error);
+    }
+  }
+
+  // Round trip 2: what was decided, and COMMIT.
+  const windowRows: string[] = [];
+  const balanceRows: string[] = [];
+  for (const [accountId, s] of state) {
+    for (const w of s.windows)
+      if (s.changed.has(slotKey(w)))
+        windowRows.push(row([accountId, w.category, w.unit, w.window, w.startedAt, w.endsAt, w.used]));
+    if (s.balanceChanged) balanceRows.push(row([accountId, s.balance]));
+  }
+  const writes: string[] = [];
+  if (windowRows.length > 0)
+    writes.push(`UPDATE fair_use_windows w SET started_at = v.s, ends_at = v.e, used = v.n
+      FROM (VALUES ${windowRows.map((r) => `(${r})`).join(', ')}) AS v (a, c, u, w, s, e, n)
+      WHERE w.account_id = v.a AND w.category = v.c AND w.unit = v.u AND w.win = v.w`);
+  if (balanceRows.length > 0)
+    writes.push(`UPDATE accounts SET token_balance = v.b
+      FROM (VALUES ${balanceRows.map((r) => `(${r})`).join(', ')}) AS v (id, b) WHERE accounts.id = v.id`);
+  if (events.length > 0)
+    writes.push(
       `INSERT INTO webhook_events (id, type, account_id, body, created_at) VALUES ${events
         .map((e) => `(${row([e.id, e.type, e.accountId, eventBody(e), e.at])})`)
         .join(', ')}`,
     );
-  }
+  await client.query([...writes, ...second, 'COMMIT'].join(';\n'));
+  return { outcomes, changes: [...consumed].map((account) => ({ account })) };
+}
+
+function decideOne(
+  p: Pending,
+  state: Map<string, AccountState>,
+  priors: Map<string, { request_hash: string; response: string }>,
+  second: string[],
+  events: WebhookEvent[],
+): UsageOutcome {
+  const { c } = p;
   if (c.idempotency) {
-    second.push(
-      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES (${row(
-        [
-          c.accountId,
-          c.idempotency.key,
-          c.idempotency.requestHash,
-          // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
-          JSON.stringify(response),
-          c.now,
-        ],
-      )})`,
+    const prior = priors.get(`${c.accountId}\0${c.idempotency.key}`);
+    if (prior)
+      return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
+        kind: 'replayed' as const,
+        response: JSON.parse(prior.response),
+      }));
+  }
+  const s = state.get(c.accountId);
+  if (!s) return { kind: 'not_found' };
+  const applied = applyConsumption(s.windows, c.increments, c.now);
+  if (!applied.ok) return { kind: 'exceeded', exceeded: applied.exceeded };
+  let balanceAfter: number | null = null;
+  let delta = 0;
+  if (c.charge) {
+    delta = ledgerDelta('charge', c.charge.amount);
+    balanceAfter = s.balance + delta;
+    if (balanceAfter < 0) return { kind: 'insufficient', balance: s.balance };
+  }
+  // Before any write of it: should rendering fail, only this consumption does.
+  const response = c.render(applied.states, balanceAfter);
+  const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
+  if (c.thresholds) {
+    const usedBefore = (inc: Increment) => {
+      const w = s.windows.find((x) => sameSlot(x, inc));
+      return isRunning(w, c.now) ? w.used : 0;
+    };
+    events.push(
+      ...thresholdEvents(c.accountId, c.increments, usedBefore, applied.states, c.thresholds, stamp),
     );
   }
-  if (audit) second.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (${row(auditValues(audit))})`);
-  second.push('COMMIT');
-  await client.query(second.join(';\n'));
-  return response;
+  if (c.charge && balanceAfter !== null) {
+    events.push(...balanceEvents(c.accountId, s.balance, balanceAfter, s.lowBalance, stamp));
+    second.push(
+      `INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`,
+    );
+    s.balance = balanceAfter;
+    s.balanceChanged = true;
+  }
+  for (const inc of c.increments) s.changed.add(slotKey(inc));
+  s.windows = applied.states;
+  if (c.idempotency) {
+    // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
+    const text = JSON.stringify(response);
+    second.push(
+      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES (${row(
+        [c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now],
+      )})`,
+    );
+    // A later consumption of the batch with the same key replays this one.
+    priors.set(`${c.accountId}\0${c.idempotency.key}`, {
+      request_hash: c.idempotency.requestHash,
+      response: text,
+    });
+  }
+  if (p.audit) second.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (${row(auditValues(p.audit))})`);
+  return { kind: 'committed', response };
 }
 
-/**
- * All of a consumption's windows in one conditional upsert, the account's other windows read beside
- * it: each row of the answer says whether this statement wrote it (`touched`).
- */
-function windowsUpsert(c: UsageCommit): string {
-  if (c.increments.length === 0)
-    return `SELECT category, unit, win, started_at, ends_at, used, false AS touched FROM fair_use_windows WHERE account_id = ${sql(c.accountId)}`;
-  const values = c.increments
-    .map(
-      (i) =>
-        `(${sql(i.category)}, ${sql(i.unit)}, ${sql(i.window)}, ${int(i.lengthSeconds)}::bigint, ${int(i.amount)}::bigint, ${int(i.limit)}::bigint)`,
-    )
-    .join(', ');
-  const acc = sql(c.accountId);
-  const now = `${int(c.now)}::bigint`;
-  return `WITH v (category, unit, win, len, amount, lim) AS (VALUES ${values}),
-    up AS (
-      INSERT INTO fair_use_windows AS w (account_id, category, unit, win, started_at, ends_at, used)
-      SELECT ${acc}, category, unit, win, ${now}, ${now} + len, amount FROM v WHERE amount <= lim
-      ON CONFLICT (account_id, category, unit, win) DO UPDATE SET
-        used       = CASE WHEN w.ends_at <= ${now} THEN excluded.used ELSE w.used + excluded.used END,
-        started_at = CASE WHEN w.ends_at <= ${now} THEN excluded.started_at ELSE w.started_at END,
-        ends_at    = CASE WHEN w.ends_at <= ${now} THEN excluded.ends_at ELSE w.ends_at END
-      WHERE (CASE WHEN w.ends_at <= ${now} THEN 0 ELSE w.used END) + excluded.used
-        <= (SELECT lim FROM v WHERE v.category = excluded.category AND v.unit = excluded.unit AND v.win = excluded.win)
-      RETURNING category, unit, win, started_at, ends_at, used
-    )
-    SELECT category, unit, win, started_at, ends_at, used, true AS touched FROM up
-    UNION ALL
-    SELECT category, unit, win, started_at, ends_at, used, false FROM fair_use_windows w
-     WHERE w.account_id = ${acc}
-       AND NOT EXISTS (SELECT 1 FROM up WHERE up.category = w.category AND up.unit = w.unit AND up.win = w.win)`;
-}
-
-/** Why a window refused: no such account, or the window and how much was left (read again, as it is now). */
-async function refusal(db: PgQueryable, c: UsageCommit, refused: Increment): Promise<UsageOutcome> {
-  // Nothing was inserted when every amount alone is over its limit: the account may not exist.
-  const account = await db.query('SELECT 1 FROM accounts WHERE id = $1', [c.accountId]);
-  if (account.rows.length === 0) return { kind: 'not_found' };
-  // Read again: the refusal saw the row's latest version, the upsert's read an older one.
-  const latest = (
-    await db.query<WindowRow>(
-      'SELECT category, unit, win, started_at, ends_at, used FROM fair_use_windows WHERE account_id = $1',
-      [c.accountId],
-    )
-  ).rows.map(toWindow) as WindowState[];
-  return { kind: 'exceeded', exceeded: exceededBy(refused, latest, c.now) };
-}
+const slotKey = (s: { category: string; unit: string; window: string }) =>
+  `${s.category}.${s.unit}.${s.window}`;
 
 /** A whole number for a statement: checked, so that nothing but digits is ever written in. */
 function int(n: number): string {

@@ -38,7 +38,7 @@ import type {
 import { listAudit, writeAudit } from './audit.js';
 import { PgCatalogue } from './catalogue.js';
 import { ChangeFeed } from './change-feed.js';
-import { commitUsage } from './consumption.js';
+import { PgGroupCommit } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
 import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
@@ -61,6 +61,7 @@ export class PostgresStore implements Store {
   readonly usageHistory: PgUsageHistory;
   readonly webhooks: PgWebhooks;
   private readonly users: PgUsers;
+  private readonly consumptions: PgGroupCommit;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -80,6 +81,7 @@ export class PostgresStore implements Store {
     this.usageHistory = new PgUsageHistory(this.t);
     this.webhooks = new PgWebhooks(this.t);
     this.users = new PgUsers(this.t);
+    this.consumptions = new PgGroupCommit(this.t);
   }
 
   /** In sync only while the change feed is proven alive. */
@@ -345,7 +347,7 @@ export class PostgresStore implements Store {
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
            (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
                       'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)), '[]'::json)
-              FROM fair_use_windows w WHERE w.account_id = a.id) AS windows
+              FROM fair_use_windows w WHERE w.account_id = a.id AND w.ends_at > 0) AS windows
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
         },
         [accountId],
@@ -375,7 +377,7 @@ export class PostgresStore implements Store {
   }
 
   commitUsage(c: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome> {
-    return commitUsage(this.t, c, audit);
+    return this.consumptions.commit(c, audit);
   }
 
   listAudit(q: AuditQuery): Promise<AuditEntry[]> {
