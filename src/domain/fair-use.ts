@@ -70,6 +70,21 @@ export function sameSlot(a: WindowSlot, b: WindowSlot): boolean {
   return a.category === b.category && a.unit === b.unit && a.window === b.window;
 }
 
+/** The windows' key order (category, unit, window), in which both stores read an account's windows. */
+export function byWindowKey(a: WindowSlot, b: WindowSlot): number {
+  if (a.category !== b.category) return a.category < b.category ? -1 : 1;
+  if (a.unit !== b.unit) return a.unit < b.unit ? -1 : 1;
+  return a.window < b.window ? -1 : a.window > b.window ? 1 : 0;
+}
+
+/** In the primary key's order, as a read gives them; sorted only if not (sorting allocates). */
+export function inKeyOrder(windows: WindowState[]): WindowState[] {
+  for (let i = 1; i < windows.length; i++) {
+    if (byWindowKey(windows[i - 1]!, windows[i]!) > 0) return windows.sort(byWindowKey);
+  }
+  return windows;
+}
+
 export function viewWindow(limit: number, state: WindowState | undefined, now: EpochSeconds): WindowView {
   const used = isRunning(state, now) ? state.used : 0;
   return {

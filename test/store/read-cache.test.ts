@@ -376,6 +376,6 @@ describe.skipIf(!available)('PostgreSQL', () => {
       };
     },
     0,
-    false,
+    true,
   );
 });

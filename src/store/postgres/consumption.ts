@@ -15,6 +15,7 @@ import type { AuditEntry } from '../../domain/audit.js';
 import {
   applyConsumption,
   type Increment,
+  inKeyOrder,
   isRunning,
   sameSlot,
   type WindowState,
@@ -77,15 +78,18 @@ export class PgGroupCommit {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
-          const outcomes = await this.t.batched(async (client) => {
+          const { result, notified } = await this.t.batched(async (client) => {
             const decided = await decide(client, batch);
             return { result: decided, changes: decided.changes };
           });
-          batch.forEach((p, i) => {
-            const o = outcomes.outcomes[i]!;
-            if (o instanceof Error) p.reject(o);
-            else p.resolve(o);
-          });
+          // Answered once every server has applied the batch; the next batch commits meanwhile.
+          void notified.then(() =>
+            batch.forEach((p, i) => {
+              const o = result.outcomes[i]!;
+              if (o instanceof Error) p.reject(o);
+              else p.resolve(o);
+            }),
+          );
         } catch (err) {
           for (const p of batch) p.reject(err);
         }
@@ -206,7 +210,13 @@ async function decide(
         .join(', ')}`,
     );
   await client.query([...writes, ...second, 'COMMIT'].join(';\n'));
-  return { outcomes, changes: [...consumed].map((account) => ({ account })) };
+  // Each account consumed from, with the windows and balance it was left with: exact (locked by this
+  // transaction, now committed), so this server's cache keeps the account rather than reading it again.
+  const changes: Change[] = [...consumed].map((account) => {
+    const s = state.get(account)!;
+    return { account, after: { windows: inKeyOrder([...s.windows]), tokenBalance: s.balance } };
+  });
+  return { outcomes, changes };
 }
 
 function decideOne(

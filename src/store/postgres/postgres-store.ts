@@ -346,7 +346,8 @@ export class PostgresStore implements Store {
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
            (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
-                      'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)), '[]'::json)
+                      'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)
+                      ORDER BY w.category COLLATE "C", w.unit COLLATE "C", w.win COLLATE "C"), '[]'::json)
               FROM fair_use_windows w WHERE w.account_id = a.id AND w.ends_at > 0) AS windows
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
         },

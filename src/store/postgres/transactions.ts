@@ -35,9 +35,12 @@ export class PgTransactions {
    * A transaction driven by `fn` in as few round trips as it can (the consumptions': statements
    * sent together with the simple query protocol, BEGIN with the first and COMMIT with the last),
    * its notification batched with others after the commit (notify-batch.ts). `fn` answers its
-   * result and what it changed (nothing: it rolled back). Rolled back on any throw.
+   * result and what it changed (nothing: it rolled back). Rolled back on any throw. Resolves at the
+   * commit, with `notified`: resolved once every server with a cache has applied the changes.
    */
-  async batched<T>(fn: (client: PgClient) => Promise<{ result: T; changes: Change[] }>): Promise<T> {
+  async batched<T>(
+    fn: (client: PgClient) => Promise<{ result: T; changes: Change[] }>,
+  ): Promise<{ result: T; notified: Promise<void> }> {
     const { result, changes } = await guard(async () => {
       const client = await this.pool.connect();
       let broken: Error | undefined;
@@ -57,11 +60,10 @@ export class PgTransactions {
         client.release(broken ?? false);
       }
     });
-    if (changes.length > 0) {
-      report(this.observer, changes);
-      await this.batch.notify(changes);
-    }
-    return result;
+    if (changes.length === 0) return { result, notified: Promise.resolve() };
+    report(this.observer, changes);
+    // Not waited for here: the caller answers once it resolves, and meanwhile commits the next batch.
+    return { result, notified: this.batch.notify(changes) };
   }
 
   /** The first row of all(), or undefined. */

@@ -3,7 +3,7 @@
  * (migration 003), each window three columns; read as arrays, and consumed by one conditional upsert
  * of that row, generated per list of windows and prepared once.
  */
-import { sameSlot, type WindowSlot, type WindowState } from '../../domain/fair-use.js';
+import { byWindowKey, sameSlot, type WindowSlot, type WindowState } from '../../domain/fair-use.js';
 import { type Category, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { UsageCommit } from '../store.js';
 import type { SqliteStatement } from './driver.js';
@@ -80,14 +80,6 @@ function slotsKey(incs: UsageCommit['increments']): number {
   return key;
 }
 
-/** In the primary key's order, as a read gives them; sorted only if not (sorting allocates). */
-export function inKeyOrder(windows: WindowState[]): WindowState[] {
-  for (let i = 1; i < windows.length; i++) {
-    if (byWindowKey(windows[i - 1]!, windows[i]!) > 0) return windows.sort(byWindowKey);
-  }
-  return windows;
-}
-
 /** The columns' name of a window in a fair_use row (migration 003): `<unit>_<window>`, then `_start`, `_end`, `_used`. */
 const columnOf = (w: { unit: string; window: string }) => `${w.unit}_${w.window}`;
 
@@ -133,11 +125,4 @@ function windowsUpsertSql(incs: UsageCommit['increments']): string {
        ON CONFLICT (account_id, category) DO UPDATE SET
          ${ws.map(windowUpdate).join(',\n         ')}
        WHERE ${ws.map(windowFits).join(' AND ')}`;
-}
-
-/** The order windowsOf reads them in: by category (the row's key), then as in WINDOW_COLUMNS. */
-function byWindowKey(a: WindowSlot, b: WindowSlot): number {
-  if (a.category !== b.category) return a.category < b.category ? -1 : 1;
-  if (a.unit !== b.unit) return a.unit < b.unit ? -1 : 1;
-  return a.window < b.window ? -1 : a.window > b.window ? 1 : 0;
 }

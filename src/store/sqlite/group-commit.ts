@@ -6,7 +6,7 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, isRunning, sameSlot } from '../../domain/fair-use.js';
+import { applyConsumption, inKeyOrder, isRunning, sameSlot } from '../../domain/fair-use.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { thresholdEvents } from '../../domain/webhooks.js';
@@ -14,7 +14,7 @@ import type { AccountUsage, Change } from '../changes.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
-import { type FairUseSql, inKeyOrder } from './fair-use-sql.js';
+import type { FairUseSql } from './fair-use-sql.js';
 import { applyLedger } from './ledger.js';
 import { recordEvents } from './webhooks.js';
 
