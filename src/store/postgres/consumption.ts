@@ -58,6 +58,13 @@ interface AccountState {
 
 type Row = Record<string, unknown>;
 
+/** The rows (as SQL tuples) that the committed consumptions of a batch add, by table. */
+interface Inserts {
+  ledger: string[];
+  idempotency: string[];
+  audit: string[];
+}
+
 export class PgGroupCommit {
   private pending: Pending[] = [];
   private running = false;
@@ -171,13 +178,13 @@ async function decide(
   }
 
   // Each consumption decided in order, all or nothing by itself, on the values locked.
-  const second: string[] = [];
+  const inserts: Inserts = { ledger: [], idempotency: [], audit: [] };
   const events: WebhookEvent[] = [];
   const outcomes: (UsageOutcome | Error)[] = [];
   const consumed = new Set<string>();
   for (const p of batch) {
     try {
-      const outcome = decideOne(p, state, priors, second, events);
+      const outcome = decideOne(p, state, priors, inserts, events);
       outcomes.push(outcome);
       if (outcome.kind === 'committed') consumed.add(p.c.accountId);
     } catch (err) {
@@ -209,7 +216,16 @@ async function decide(
         .map((e) => `(${row([e.id, e.type, e.accountId, eventBody(e), e.at])})`)
         .join(', ')}`,
     );
-  await client.query([...writes, ...second, 'COMMIT'].join(';\n'));
+  // A statement per table, not per consumption: each statement costs PostgreSQL a parse and a plan.
+  if (inserts.ledger.length > 0)
+    writes.push(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES ${inserts.ledger.join(', ')}`);
+  if (inserts.idempotency.length > 0)
+    writes.push(
+      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES ${inserts.idempotency.join(', ')}`,
+    );
+  if (inserts.audit.length > 0)
+    writes.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${inserts.audit.join(', ')}`);
+  await client.query([...writes, 'COMMIT'].join(';\n'));
   // Each account consumed from, with the windows and balance it was left with: exact (locked by this
   // transaction, now committed), so this server's cache keeps the account rather than reading it again.
   const changes: Change[] = [...consumed].map((account) => {
@@ -223,7 +239,7 @@ function decideOne(
   p: Pending,
   state: Map<string, AccountState>,
   priors: Map<string, { request_hash: string; response: string }>,
-  second: string[],
+  inserts: Inserts,
   events: WebhookEvent[],
 ): UsageOutcome {
   const { c } = p;
@@ -260,9 +276,7 @@ function decideOne(
   }
   if (c.charge && balanceAfter !== null) {
     events.push(...balanceEvents(c.accountId, s.balance, balanceAfter, s.lowBalance, stamp));
-    second.push(
-      `INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`,
-    );
+    inserts.ledger.push(`(${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`);
     s.balance = balanceAfter;
     s.balanceChanged = true;
   }
@@ -271,10 +285,8 @@ function decideOne(
   if (c.idempotency) {
     // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
     const text = JSON.stringify(response);
-    second.push(
-      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES (${row(
-        [c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now],
-      )})`,
+    inserts.idempotency.push(
+      `(${row([c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now])})`,
     );
     // A later consumption of the batch with the same key replays this one.
     priors.set(`${c.accountId}\0${c.idempotency.key}`, {
@@ -282,7 +294,7 @@ function decideOne(
       response: text,
     });
   }
-  if (p.audit) second.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (${row(auditValues(p.audit))})`);
+  if (p.audit) inserts.audit.push(`(${row(auditValues(p.audit))})`);
   return { kind: 'committed', response };
 }
 
