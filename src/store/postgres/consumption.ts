@@ -1,9 +1,9 @@
 /**
  * @module PostgreSQL's consumptions, in group commits: those that arrive together are decided in one
  * transaction of two round trips and one COMMIT (one WAL flush), however many they are. The first
- * round trip takes the idempotency keys' locks and records, makes sure every window row exists, and
- * locks the windows and balances of every account of the batch, in one order for every server (so
- * two servers' batches wait for each other, never deadlock). Each consumption is then decided here,
+ * round trip takes the idempotency keys' locks and records, locks the balance row of every account
+ * of the batch, in one order for every server (so two servers' batches wait for each other, never
+ * deadlock), and reads their windows, which only a holder of that lock writes. Each consumption is then decided here,
  * in order, by the domain's reference semantics (applyConsumption) on the values locked, each
  * all-or-nothing by itself, as SQLite's group commit does; nothing can change them meanwhile. The
  * second round trip writes what was decided (windows, balances, ledger entries, webhook events,
@@ -119,10 +119,6 @@ async function decide(
   const accounts = [...new Set(batch.map((p) => p.c.accountId))].sort();
   const keyed = batch.filter((p) => p.c.idempotency);
   const lockKeys = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))].sort();
-  const slots = new Map<string, Increment & { accountId: string }>();
-  for (const p of batch)
-    for (const inc of p.c.increments)
-      slots.set(`${p.c.accountId}\0${slotKey(inc)}`, { ...inc, accountId: p.c.accountId });
   const accountList = accounts.map(sql).join(', ');
 
   // Round trip 1: locks and reads, in the same order on every server.
@@ -137,32 +133,25 @@ async function decide(
           .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
           .join(', ')})`,
   );
-  // Every window row the batch may touch exists (not running), so that all of them can be locked.
+  // The balances' rows are the lock on everything of their account that a consumption writes (only
+  // consumptions write windows): once they are held, the windows read are the latest committed,
+  // including rows that another batch made, and nobody else writes them until this COMMIT. NO KEY:
+  // other transactions' foreign-key checks on the account (a key, a ledger entry) do not wait.
   first.push(
-    slots.size === 0
-      ? 'SELECT NULL LIMIT 0'
-      : `INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used)
-         SELECT v.a, v.c, v.u, v.w, 0, 0, 0 FROM (VALUES ${[...slots.values()]
-           .sort((x, y) => (x.accountId + slotKey(x) < y.accountId + slotKey(y) ? -1 : 1))
-           .map((s) => `(${sql(s.accountId)}, ${sql(s.category)}, ${sql(s.unit)}, ${sql(s.window)})`)
-           .join(', ')}) AS v (a, c, u, w) JOIN accounts ON accounts.id = v.a
-         ON CONFLICT DO NOTHING`,
-  );
-  first.push(
+    `SELECT id, token_balance, low_balance FROM accounts WHERE id IN (${accountList}) ORDER BY id FOR NO KEY UPDATE`,
     `SELECT account_id, category, unit, win, started_at, ends_at, used FROM fair_use_windows
-      WHERE account_id IN (${accountList}) ORDER BY account_id, category, unit, win FOR UPDATE`,
-    `SELECT id, token_balance, low_balance FROM accounts WHERE id IN (${accountList}) ORDER BY id FOR UPDATE`,
+      WHERE account_id IN (${accountList})`,
   );
   const results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
   const n = results.length;
   const priors = new Map<string, { request_hash: string; response: string }>();
-  for (const r of results[n - 4]!.rows)
+  for (const r of results[n - 3]!.rows)
     priors.set(
       `${r.account_id}\0${r.idempotency_key}`,
       r as unknown as { request_hash: string; response: string },
     );
   const state = new Map<string, AccountState>();
-  for (const r of results[n - 1]!.rows) {
+  for (const r of results[n - 2]!.rows) {
     state.set(r.id as string, {
       windows: [],
       balance: Number(r.token_balance),
@@ -171,8 +160,8 @@ async function decide(
       balanceChanged: false,
     });
   }
-  for (const r of results[n - 2]!.rows) {
-    // A row made just now to be locked, never consumed from: as good as no window.
+  for (const r of results[n - 1]!.rows) {
+    // A row an earlier version made to be locked, never consumed from: as good as no window.
     if (Number(r.ends_at) === 0) continue;
     state.get(r.account_id as string)?.windows.push(toWindow(r as unknown as WindowRow));
   }
@@ -204,9 +193,10 @@ async function decide(
   }
   const writes: string[] = [];
   if (windowRows.length > 0)
-    writes.push(`UPDATE fair_use_windows w SET started_at = v.s, ends_at = v.e, used = v.n
-      FROM (VALUES ${windowRows.map((r) => `(${r})`).join(', ')}) AS v (a, c, u, w, s, e, n)
-      WHERE w.account_id = v.a AND w.category = v.c AND w.unit = v.u AND w.win = v.w`);
+    writes.push(`INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used)
+      VALUES ${windowRows.map((r) => `(${r})`).join(', ')}
+      ON CONFLICT (account_id, category, unit, win) DO UPDATE
+      SET started_at = EXCLUDED.started_at, ends_at = EXCLUDED.ends_at, used = EXCLUDED.used`);
   if (balanceRows.length > 0)
     writes.push(`UPDATE accounts SET token_balance = v.b
       FROM (VALUES ${balanceRows.map((r) => `(${r})`).join(', ')}) AS v (id, b) WHERE accounts.id = v.id`);
