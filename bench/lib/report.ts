@@ -1,7 +1,7 @@
 /** @module The results: a table for people (ratios against the baseline of the same run), JSON for tools. */
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { type Backend, type BenchOptions, redactUrl } from './args.js';
-import { met, targetCell, targetLine, targetNotices } from './goals.js';
+import { acrossBackends, met, targetCell, targetLine, targetNotices } from './goals.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
 import type { ScaleResult } from './scale.js';
 import { median } from './stats.js';
@@ -173,12 +173,14 @@ export function table(
       }
       for (const r of group)
         for (const n of r.notes) if (n.level === 'info') lines.push(`  ${r.backend}: ${n.text}`);
-      const sqlite = group.find((r) => r.backend === 'sqlite');
-      const postgres = group.find((r) => r.backend === 'postgres');
-      if (sqlite && postgres)
+      const b = acrossBackends(results, id);
+      if (b) {
+        const goal =
+          b.target === null ? '' : `; target req/s >= ${b.target.toFixed(2)}x: ${b.met ? 'met' : 'MISSED'}`;
         lines.push(
-          `  postgres / sqlite (their ratios divided): req/s ${times(postgres.ratio.rps / sqlite.ratio.rps)}, p50 ${times(postgres.ratio.p50 / sqlite.ratio.p50)}, p99 ${times(postgres.ratio.p99 / sqlite.ratio.p99)}`,
+          `  postgres / sqlite (their ratios divided): req/s ${times(b.rps)}, p50 ${times(b.postgres.ratio.p50 / b.sqlite.ratio.p50)}, p99 ${times(b.postgres.ratio.p99 / b.sqlite.ratio.p99)}${goal}`,
         );
+      }
     }
   }
   if (scale.length > 0) {
@@ -365,6 +367,7 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
       ratio: ratio(r.ratio),
       target_rps_ratio: r.target,
       target_met: r.target === null ? null : met(r),
+      ...postgresVsSqlite(results, r),
       notes: r.notes,
     })),
     scale: scale.map((r) => ({
@@ -379,5 +382,16 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
     })),
     warnings: warnings(results, scale),
     notices: notices(info, results, scale),
+  };
+}
+
+/** On a scenario's PostgreSQL entry, when SQLite ran too: its ratio over SQLite's, and that target. */
+function postgresVsSqlite(results: readonly ScenarioResult[], r: ScenarioResult) {
+  const b = r.backend === 'postgres' ? acrossBackends(results, r.id) : null;
+  if (!b) return {};
+  return {
+    rps_ratio_to_sqlite: Math.round(b.rps * 1000) / 1000,
+    target_rps_ratio_to_sqlite: b.target,
+    target_to_sqlite_met: b.target === null ? null : b.met,
   };
 }

@@ -56,6 +56,8 @@ export interface ScenarioResult {
   ratio: Ratio;
   /** The scenario's target for ratio.rps (met when ratio.rps >= target), or null. */
   target: number | null;
+  /** The scenario's target for postgres.ratio.rps / sqlite.ratio.rps, or null. */
+  postgresTarget: number | null;
   notes: Note[];
 }
 
@@ -240,6 +242,7 @@ export async function runScenario(
     toolgate,
     ratio: run.ratio,
     target: scenario.target ?? null,
+    postgresTarget: scenario.postgresTarget ?? null,
     notes,
   };
 }

@@ -12,6 +12,8 @@ export const consumption: Scenario = {
   title: 'consumption (HTTP)',
   description: `POST /admin/v1/accounts/{id}/usage ${BODY}, rotating over every seeded account`,
   rotates: 'account',
+  // Scale-out meters at no less than half the embedded mode's pace (docs/performance.md).
+  postgresTarget: 0.5,
   requests: (f) =>
     f.accounts.map((a) => ({
       method: 'POST',

@@ -49,6 +49,11 @@ export interface Scenario {
    */
   target?: number;
   /**
+   * The least ratio of its PostgreSQL ratio to its SQLite ratio in the same run (report: met or
+   * missed, when both backends ran); none for scenarios without one.
+   */
+  postgresTarget?: number;
+  /**
    * Before anything else, per backend: the fixture to run against, when it is not the shared one
    * (another baseline process, a tool to create in toolgate first).
    */
