@@ -1,16 +1,17 @@
 /**
  * What a consumption costs PostgreSQL, counted on the real server: two round trips (with or
  * without a charge or an idempotency key), no NOTIFY inside its transaction; consumptions that
- * arrive together share their two round trips, their COMMIT and one NOTIFY.
+ * arrive together share their two round trips, their COMMIT and one NOTIFY. An account changed
+ * meanwhile by another process is consumed from exactly.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incrementsFor } from '../../src/domain/fair-use.js';
 import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
-import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { PostgresStore as Store } from '../../src/store/postgres/postgres-store.js';
 import type { UsageCommit } from '../../src/store/store.js';
-import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
+import { POSTGRES_URL, postgresAvailable, scratchPostgresStore } from '../postgres.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 
@@ -20,7 +21,7 @@ interface Counted {
 }
 
 /** Counts what the store's pool sends: each client.query is one round trip. */
-function count(store: PostgresStore): Counted {
+function count(store: Store): Counted {
   const counted: Counted = { sent: [] };
   const pool = (store as unknown as { pool: { on(e: string, f: (c: never) => void): void } }).pool;
   pool.on('acquire', (client: { query: (...a: unknown[]) => unknown; __counted?: boolean }) => {
@@ -37,13 +38,15 @@ function count(store: PostgresStore): Counted {
 }
 
 describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trips', () => {
-  let store: PostgresStore;
+  let store: Store;
+  let schema: string;
   let cleanup: () => Promise<void>;
   beforeEach(async () => {
     const fixture = scratchPostgresStore();
     cleanup = fixture.cleanup;
+    schema = fixture.schema;
     // With a cache observing, as a server has it: the change feed and its notifications are in play.
-    store = withReadCache(() => fixture.store).store as unknown as PostgresStore;
+    store = withReadCache(() => fixture.store).store as unknown as Store;
     await store.migrate(DEFAULT_PLANS, T);
   });
   afterEach(() => cleanup());
@@ -56,43 +59,46 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     ...over,
   });
 
+  const account = async (id: string) => {
+    await store.createAccount({
+      id,
+      name: 'a',
+      planId: DEFAULT_PLANS[0]!.id,
+      status: 'active',
+      unlimitedOverride: null,
+      tokenBalance: 0,
+      createdAt: T,
+      updatedAt: T,
+      planSince: T,
+      lowBalance: null,
+    });
+    await grant(store, id, 100);
+  };
+  const grant = (on: Store, accountId: string, amount: number) =>
+    on.appendLedger({
+      id: newId('led'),
+      accountId,
+      kind: 'grant',
+      amount,
+      reason: null,
+      idempotencyKey: null,
+      requestHash: '',
+      createdAt: T,
+    });
+  const consumption = (c: Counted) => c.sent.filter((q) => !q.startsWith('SELECT pg_notify'));
+
   it('two round trips per consumption, shared by those that arrive together, with one NOTIFY', async () => {
     const ids = Array.from({ length: 20 }, () => newId('acc'));
-    for (const id of ids) {
-      await store.createAccount({
-        id,
-        name: 'a',
-        planId: DEFAULT_PLANS[0]!.id,
-        status: 'active',
-        unlimitedOverride: null,
-        tokenBalance: 0,
-        createdAt: T,
-        updatedAt: T,
-        planSince: T,
-        lowBalance: null,
-      });
-      await store.appendLedger({
-        id: newId('led'),
-        accountId: id,
-        kind: 'grant',
-        amount: 100,
-        reason: null,
-        idempotencyKey: null,
-        requestHash: '',
-        createdAt: T,
-      });
-    }
+    for (const id of ids) await account(id);
     const counted = count(store);
     // Warm: every connection of the pool acquired (and so counted) once.
     await Promise.all(ids.map((id) => store.commitUsage(commit(id))));
     counted.sent.length = 0;
 
-    const one = await store.commitUsage(commit(ids[0]!));
-    expect(one.kind).toBe('committed');
-    const consumption = counted.sent.filter((q) => !q.startsWith('SELECT pg_notify'));
-    expect(consumption).toHaveLength(2);
-    expect(consumption[0]).toMatch(/^BEGIN;/);
-    expect(consumption[1]).toMatch(/COMMIT$/);
+    expect((await store.commitUsage(commit(ids[0]!))).kind).toBe('committed');
+    expect(consumption(counted)).toHaveLength(2);
+    expect(consumption(counted)[0]).toMatch(/^BEGIN;/);
+    expect(consumption(counted)[1]).toMatch(/COMMIT$/);
     expect(counted.sent.join('\n')).not.toMatch(/BEGIN[\s\S]*pg_notify[\s\S]*COMMIT/);
 
     counted.sent.length = 0;
@@ -103,17 +109,56 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
       }),
     );
     expect(charged.kind).toBe('committed');
-    expect(counted.sent.filter((q) => !q.startsWith('SELECT pg_notify'))).toHaveLength(2);
+    expect(consumption(counted)).toHaveLength(2);
 
     counted.sent.length = 0;
     const all = await Promise.all(ids.map((id) => store.commitUsage(commit(id))));
     expect(all.every((o) => o.kind === 'committed')).toBe(true);
-    const notifies = counted.sent.filter((q) => q.startsWith('SELECT pg_notify')).length;
+    const notifies = counted.sent.length - consumption(counted).length;
     const batches = counted.sent.filter((q) => q.startsWith('BEGIN')).length;
     // Two round trips per group commit, and fewer group commits than consumptions.
-    expect(counted.sent.length - notifies).toBe(2 * batches);
+    expect(consumption(counted)).toHaveLength(2 * batches);
     expect(batches).toBeLessThan(ids.length);
     expect(notifies).toBeGreaterThanOrEqual(1);
     expect(notifies).toBeLessThanOrEqual(batches);
+  });
+
+  it('consumes exactly from an account another process changed meanwhile', async () => {
+    const id = newId('acc');
+    await account(id);
+    const elsewhere = new Store({ url: POSTGRES_URL, schema });
+    try {
+      const charge = () => ({ charge: { entryId: newId('led'), amount: 10, reason: null } });
+      expect(await store.commitUsage(commit(id, charge()))).toMatchObject({ kind: 'committed' });
+      // Another server consumes, and an admin grants, through another pool: this one cannot know.
+      expect(await elsewhere.commitUsage(commit(id, charge()))).toMatchObject({ kind: 'committed' });
+      await grant(elsewhere, id, 5);
+      const counted = count(store);
+      const third = await store.commitUsage(commit(id, { ...charge(), render: (w, b) => ({ w, b }) }));
+      expect(third.kind).toBe('committed');
+      const sent = consumption(counted);
+      // 100 - 10 - 10 + 5 - 10, and three records in the 5-hour window.
+      expect(third.kind === 'committed' && (third.response as { b: number }).b).toBe(75);
+      const used = (await store.getSnapshot(id))?.windows.find(
+        (w) => w.unit === 'records' && w.window === '5h',
+      );
+      expect(used?.used).toBe(3);
+      expect((await store.getSnapshot(id))?.account.tokenBalance).toBe(75);
+      expect(sent).toHaveLength(2);
+
+      // Without a charge the balance stays: the windows alone show the other process's consumption.
+      const free = newId('acc');
+      await account(free);
+      expect((await store.commitUsage(commit(free))).kind).toBe('committed');
+      expect((await elsewhere.commitUsage(commit(free))).kind).toBe('committed');
+      const after = await store.commitUsage(commit(free, { render: (w) => w }));
+      const windows =
+        after.kind === 'committed'
+          ? (after.response as { unit: string; window: string; used: number }[])
+          : [];
+      expect(windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(3);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });

@@ -1,0 +1,216 @@
+/**
+ * @module A batch of PostgreSQL consumptions decided in memory, and the statements that write what
+ * was decided. Both ways a batch reads its accounts (consumption.ts: under lock, or as this process
+ * last left them, checked in the same transaction) hand their values here. Each consumption is
+ * decided in order, by the domain's reference semantics (applyConsumption), all-or-nothing by
+ * itself, as SQLite's group commit does. Values are written into the statements as literals (the
+ * statements go together by the simple query protocol): strings quoted by the driver, numbers checked.
+ */
+import type { AuditEntry } from '../../domain/audit.js';
+import {
+  applyConsumption,
+  type Increment,
+  isRunning,
+  sameSlot,
+  type WindowState,
+} from '../../domain/fair-use.js';
+import { newId } from '../../domain/ids.js';
+import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import { balanceEvents, eventBody, thresholdEvents, type WebhookEvent } from '../../domain/webhooks.js';
+import { AUDIT_COLUMNS, auditValues, LEDGER_COLUMNS, ledgerValues } from '../rows.js';
+import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
+import { quoteLiteral } from './driver.js';
+
+export interface Pending {
+  c: UsageCommit;
+  audit: AuditEntry | undefined;
+  resolve: (outcome: UsageOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/** What a consumption is decided on: an account's windows (those started), balance and alert level. */
+export interface AccountValues {
+  windows: WindowState[];
+  balance: number;
+  lowBalance: number | null;
+}
+
+/** An account's values as the batch has left them so far. */
+interface AccountState extends AccountValues {
+  /** Slots whose row this batch changed. */
+  changed: Set<string>;
+  balanceChanged: boolean;
+}
+
+export type Priors = Map<string, { request_hash: string; response: string }>;
+
+export const priorKey = (accountId: string, key: string) => `${accountId}\0${key}`;
+
+/** The rows (as SQL tuples) that the committed consumptions of a batch add, by table. */
+interface Inserts {
+  ledger: string[];
+  idempotency: string[];
+  audit: string[];
+}
+
+export interface BatchDecision {
+  /** By consumption, in the batch's order: its outcome, or the error that failed it alone. */
+  outcomes: (UsageOutcome | Error)[];
+  /** Every account of the batch found, as the batch leaves it. */
+  after: Map<string, AccountValues>;
+  /** The accounts consumed from. */
+  consumed: Set<string>;
+  /** The statements that write what was decided (COMMIT not included). */
+  writes: string[];
+}
+
+/** Decides `batch` on `values` (the accounts found; an account not there is not found). */
+export function decideBatch(
+  batch: readonly Pending[],
+  values: ReadonlyMap<string, AccountValues>,
+  priors: Priors,
+): BatchDecision {
+  const state = new Map<string, AccountState>();
+  for (const [id, v] of values) state.set(id, { ...v, changed: new Set(), balanceChanged: false });
+  const inserts: Inserts = { ledger: [], idempotency: [], audit: [] };
+  const events: WebhookEvent[] = [];
+  const outcomes: (UsageOutcome | Error)[] = [];
+  const consumed = new Set<string>();
+  for (const p of batch) {
+    try {
+      const outcome = decideOne(p, state, priors, inserts, events);
+      outcomes.push(outcome);
+      if (outcome.kind === 'committed') consumed.add(p.c.accountId);
+    } catch (err) {
+      // Rendering failed: this consumption fails alone, before anything of it was written.
+      outcomes.push(err as Error);
+    }
+  }
+  const after = new Map<string, AccountValues>();
+  for (const [id, s] of state)
+    after.set(id, { windows: s.windows, balance: s.balance, lowBalance: s.lowBalance });
+  return { outcomes, after, consumed, writes: writeStatements(state, inserts, events) };
+}
+
+function writeStatements(
+  state: Map<string, AccountState>,
+  inserts: Inserts,
+  events: WebhookEvent[],
+): string[] {
+  const windowRows: string[] = [];
+  const balanceRows: string[] = [];
+  for (const [accountId, s] of state) {
+    for (const w of s.windows)
+      if (s.changed.has(slotKey(w)))
+        windowRows.push(row([accountId, w.category, w.unit, w.window, w.startedAt, w.endsAt, w.used]));
+    if (s.balanceChanged) balanceRows.push(row([accountId, s.balance]));
+  }
+  // A statement per table, not per consumption: each statement costs PostgreSQL a parse and a plan.
+  const writes: string[] = [];
+  if (windowRows.length > 0)
+    writes.push(`INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used)
+      VALUES ${windowRows.map((r) => `(${r})`).join(', ')}
+      ON CONFLICT (account_id, category, unit, win) DO UPDATE
+      SET started_at = EXCLUDED.started_at, ends_at = EXCLUDED.ends_at, used = EXCLUDED.used`);
+  if (balanceRows.length > 0)
+    writes.push(`UPDATE accounts SET token_balance = v.b
+      FROM (VALUES ${balanceRows.map((r) => `(${r})`).join(', ')}) AS v (id, b) WHERE accounts.id = v.id`);
+  if (events.length > 0)
+    writes.push(
+      `INSERT INTO webhook_events (id, type, account_id, body, created_at) VALUES ${events
+        .map((e) => `(${row([e.id, e.type, e.accountId, eventBody(e), e.at])})`)
+        .join(', ')}`,
+    );
+  if (inserts.ledger.length > 0)
+    writes.push(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES ${inserts.ledger.join(', ')}`);
+  if (inserts.idempotency.length > 0)
+    writes.push(
+      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES ${inserts.idempotency.join(', ')}`,
+    );
+  if (inserts.audit.length > 0)
+    writes.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${inserts.audit.join(', ')}`);
+  return writes;
+}
+
+function decideOne(
+  p: Pending,
+  state: Map<string, AccountState>,
+  priors: Priors,
+  inserts: Inserts,
+  events: WebhookEvent[],
+): UsageOutcome {
+  const { c } = p;
+  if (c.idempotency) {
+    const prior = priors.get(priorKey(c.accountId, c.idempotency.key));
+    if (prior)
+      return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
+        kind: 'replayed' as const,
+        response: JSON.parse(prior.response),
+      }));
+  }
+  const s = state.get(c.accountId);
+  if (!s) return { kind: 'not_found' };
+  const applied = applyConsumption(s.windows, c.increments, c.now);
+  if (!applied.ok) return { kind: 'exceeded', exceeded: applied.exceeded };
+  let balanceAfter: number | null = null;
+  let delta = 0;
+  if (c.charge) {
+    delta = ledgerDelta('charge', c.charge.amount);
+    balanceAfter = s.balance + delta;
+    if (balanceAfter < 0) return { kind: 'insufficient', balance: s.balance };
+  }
+  // Before any write of it: should rendering fail, only this consumption does.
+  const response = c.render(applied.states, balanceAfter);
+  const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
+  if (c.thresholds) {
+    const usedBefore = (inc: Increment) => {
+      const w = s.windows.find((x) => sameSlot(x, inc));
+      return isRunning(w, c.now) ? w.used : 0;
+    };
+    events.push(
+      ...thresholdEvents(c.accountId, c.increments, usedBefore, applied.states, c.thresholds, stamp),
+    );
+  }
+  if (c.charge && balanceAfter !== null) {
+    events.push(...balanceEvents(c.accountId, s.balance, balanceAfter, s.lowBalance, stamp));
+    inserts.ledger.push(`(${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`);
+    s.balance = balanceAfter;
+    s.balanceChanged = true;
+  }
+  for (const inc of c.increments) s.changed.add(slotKey(inc));
+  s.windows = applied.states;
+  if (c.idempotency) {
+    // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
+    const text = JSON.stringify(response);
+    inserts.idempotency.push(
+      `(${row([c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now])})`,
+    );
+    // A later consumption of the batch with the same key replays this one.
+    priors.set(priorKey(c.accountId, c.idempotency.key), {
+      request_hash: c.idempotency.requestHash,
+      response: text,
+    });
+  }
+  if (p.audit) inserts.audit.push(`(${row(auditValues(p.audit))})`);
+  return { kind: 'committed', response };
+}
+
+export const slotKey = (s: { category: string; unit: string; window: string }) =>
+  `${s.category}.${s.unit}.${s.window}`;
+
+/** A whole number for a statement: checked, so that nothing but digits is ever written in. */
+function int(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new Error(`not a whole number: ${n}`);
+  return String(n);
+}
+
+/** A value as an SQL literal: strings quoted by the driver's own escaping, whole numbers checked. */
+export function sql(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number') return int(v);
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  if (typeof v === 'string') return quoteLiteral(v);
+  return quoteLiteral(JSON.stringify(v));
+}
+
+export const row = (values: readonly unknown[]) => values.map(sql).join(', ');
