@@ -20,6 +20,7 @@ import { runScenario, type ScenarioResult } from './lib/runner.js';
 import { runScale, type ScaleResult } from './lib/scale.js';
 import {
   profileToolgateInto,
+  setToolgateEnv,
   shippedNodeArgs,
   startBaseline,
   startToolgatePostgres,
@@ -57,6 +58,7 @@ async function main(): Promise<number> {
   installCleanupHandlers(() => {
     stopWrk();
   });
+  setToolgateEnv(opts.toolgateEnv);
   if (opts.cpuProf) {
     const dir = resolve(opts.cpuProf);
     mkdirSync(dir, { recursive: true });
@@ -76,6 +78,7 @@ async function main(): Promise<number> {
     skipped: [],
     commit: commit(),
     toolgate_node_args: shippedNodeArgs(),
+    toolgate_env: opts.toolgateEnv,
     load_generator: `${wrk}, one thread`,
   };
   const t0 = Date.now();

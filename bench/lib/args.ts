@@ -34,6 +34,8 @@ export interface BenchOptions {
   poolSize: number;
   /** Where toolgate's processes write V8 CPU profiles (node --cpu-prof); null: not profiled. */
   cpuProf: string | null;
+  /** Settings given to every toolgate process on top of the bench's own (--toolgate-env). */
+  toolgateEnv: Record<string, string>;
 }
 
 export const BACKENDS = ['sqlite', 'postgres'] as const;
@@ -46,7 +48,7 @@ export const SCALE = 'scale';
 
 export const DEFAULTS: Omit<
   BenchOptions,
-  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf'
+  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf' | 'toolgateEnv'
 > = {
   duration: 4,
   connections: 50,
@@ -91,6 +93,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --pool-size <n>     TOOLGATE_DATABASE_POOL_SIZE of the PostgreSQL toolgate (default ${DEFAULTS.poolSize})
   --cpu-prof <dir>    toolgate's processes write V8 CPU profiles into <dir> when they stop (node
                       --cpu-prof); summarise one with node .bench/bench/profile.js <file>
+  --toolgate-env <KEY=VALUE>  a setting for every toolgate process (repeatable), to measure what a
+                      capability costs: e.g. TOOLGATE_METRICS_PORT=0, TOOLGATE_REDIS_URL=redis://127.0.0.1:6379
   --help              this text
 `;
 
@@ -125,6 +129,12 @@ export function parseOptions(
   }
   if (v.json === '') throw new UsageError('--json needs a file name');
   if (v['cpu-prof'] === '') throw new UsageError('--cpu-prof needs a directory');
+  const toolgateEnv: Record<string, string> = {};
+  for (const pair of v['toolgate-env'] ?? []) {
+    const m = /^(TOOLGATE_[A-Z0-9_]+)=(.*)$/.exec(pair);
+    if (!m) throw new UsageError(`--toolgate-env wants TOOLGATE_NAME=value (got "${pair}")`);
+    toolgateEnv[m[1]!] = m[2]!;
+  }
   const backends: Backend[] = [];
   for (const name of (v.backends ?? BACKENDS.join(',')).split(',').map((s) => s.trim())) {
     if (name === '') continue;
@@ -155,6 +165,7 @@ export function parseOptions(
     postgresUrl,
     poolSize: number('--pool-size', v['pool-size'], DEFAULTS.poolSize, 1, 999),
     cpuProf: v['cpu-prof'] ?? null,
+    toolgateEnv,
   };
 }
 
@@ -179,6 +190,7 @@ function parse(argv: string[]) {
       'postgres-url': { type: 'string' },
       'pool-size': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'toolgate-env': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });

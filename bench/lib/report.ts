@@ -43,6 +43,8 @@ export interface RunInfo {
   commit: string | null;
   /** The Node flags toolgate ran with: those of `npm start`. */
   toolgate_node_args: string[];
+  /** --toolgate-env: settings on top of the bench's own. */
+  toolgate_env: Record<string, string>;
   /** The load generator as run: `wrk 4.1.0 …, one thread`. */
   load_generator: string;
 }
@@ -134,7 +136,7 @@ export function table(
   const lines: string[] = [];
   lines.push(
     `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start${info.commit ? `; toolgate at ${info.commit}` : ''}`,
-    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}; the baseline: node baseline-server.js${results.some((r) => r.id.startsWith('proxied')) ? ' (proxied: node proxy-baseline.js; both sides call node upstream.js)' : ''}`,
+    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}${Object.keys(info.toolgate_env).length > 0 ? `, with ${Object.entries(info.toolgate_env).map(([k, v]) => `${k}=${k.endsWith('_URL') ? redactUrl(v) : v}`).join(' ')}` : ''}; the baseline: node baseline-server.js${results.some((r) => r.id.startsWith('proxied')) ? ' (proxied: node proxy-baseline.js; both sides call node upstream.js)' : ''}`,
   );
   lines.push(
     `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,
@@ -351,6 +353,9 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
     generated_at: new Date().toISOString(),
     commit: info.commit,
     toolgate_node_args: info.toolgate_node_args,
+    toolgate_env: Object.fromEntries(
+      Object.entries(info.toolgate_env).map(([k, v]) => [k, k.endsWith('_URL') ? redactUrl(v) : v]),
+    ),
     load_generator: info.load_generator,
     machine: { ...m, loadavg_1m_at_end: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
     options: { ...opts, postgresUrl: redactUrl(opts.postgresUrl) },

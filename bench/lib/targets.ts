@@ -24,6 +24,12 @@ export interface ToolgateTarget extends Target {
 }
 
 let toolgateNodeArgs: string[] = [];
+let toolgateEnv: Record<string, string> = {};
+
+/** `--toolgate-env`: settings every toolgate process started from now on gets, over the bench's own. */
+export function setToolgateEnv(env: Record<string, string>): void {
+  toolgateEnv = { ...env };
+}
 
 /**
  * `--cpu-prof <dir>`: every toolgate process started from now on writes a V8 CPU profile into `dir`
@@ -142,6 +148,7 @@ async function startToolgate(backend: Backend, env: Record<string, string>): Pro
         // TOOLGATE_RATE_LIMIT is not set: toolgate's default per-key limit (100/s) is in play, and the
         // bench rotates over enough keys that it never refuses (lib/load.ts counts the busiest key).
         ...env,
+        ...toolgateEnv,
       },
       nodeArgs,
     );

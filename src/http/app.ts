@@ -171,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tools = deps.tools ?? TOOLS;
   app.decorateRequest('auth', null);
   app.decorateRequest('refusal', null);
+  app.decorateRequest('startedAt', 0);
   // Both doors find and call tools through one registry.
   const registry = new ToolRegistry(tools, deps.catalogue);
   await app.register(toolRoutes, { services: deps.services, tools, registry, ...(limits ? { limits } : {}) });

@@ -124,6 +124,13 @@ describe('/metrics', () => {
     expect(
       sample(text, 'toolgate_request_duration_seconds_count', { tool: 'search_people', surface: 'http' }),
     ).toBe(1);
+    // Timed for real: from arrival to the answer, over a real upstream (more than nothing, well under a minute).
+    const took = sample(text, 'toolgate_request_duration_seconds_sum', {
+      tool: 'search_people',
+      surface: 'http',
+    });
+    expect(took).toBeGreaterThan(0);
+    expect(took).toBeLessThan(60);
     expect(sample(text, 'toolgate_consumptions_total', { outcome: 'committed' })).toBe(1);
     expect(
       sample(text, 'toolgate_upstream_calls_total', { tool: 'search_people', outcome: 'answered' }),

@@ -129,6 +129,43 @@ describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared throug
     expect(admitted).toBeLessThanOrEqual(105);
   });
 
+  it('asks for the requests of one turn of the event loop in one call, each key counted in turn', async () => {
+    // A Redis of this test's own, so that its command statistics count only this test's calls.
+    const port = await freePort();
+    const redis = await startRedis(port);
+    cleanups.push(async () => {
+      redis.kill();
+    });
+    const url = `redis://127.0.0.1:${port}`;
+    const limiter = new SharedKeyLimiter({
+      url,
+      limit: 2,
+      failOpen: false,
+      clock: systemClock,
+      prefix: prefix(),
+      log: { warn: () => {}, info: () => {} },
+    });
+    cleanups.push(() => limiter.close());
+    limiter.start();
+    const stats = createClient({ url });
+    await stats.connect();
+    cleanups.push(() => stats.close());
+    const calls = async () =>
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec(await stats.info('commandstats'))?.[1] ?? 0);
+    await sleep(100);
+    await freshSecond();
+    const before = await calls();
+    // 30 keys, the first three times: all asked in one turn.
+    const keys = [...Array.from({ length: 30 }, (_, i) => `key_${i}`), 'key_0', 'key_0'];
+    const states = await Promise.all(keys.map((k) => limiter.hit(k)));
+    expect(await calls()).toBe(before + 1);
+    expect(states.slice(0, 30).every((s) => s?.allowed && s.remaining === 1)).toBe(true);
+    expect(states.slice(30).map((s) => [s?.allowed, s?.remaining])).toEqual([
+      [true, 0],
+      [false, 0],
+    ]);
+  });
+
   it("fails open under each server's own limit, or closed with 503, logged once", async () => {
     const h = await harness();
     const { key } = await accountWithKey(h.services);

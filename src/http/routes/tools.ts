@@ -30,6 +30,10 @@ function answer(reply: FastifyReply, out: unknown): unknown {
 }
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** When the tool call arrived (performance.now()), for its latency metric; 0 without metrics. */
+    startedAt: number;
+  }
   interface FastifyContextConfig {
     /** The registered tool a route serves (the catalogue's route has none: its tool is in the path). */
     tool?: string;
@@ -79,17 +83,37 @@ export async function toolRoutes(
     });
   }
 
-  // Every answer of this surface, refusals included, under the tool's name if it is one (else
-  // `unknown`: a caller cannot make new series by inventing names).
+  // Every answer of a tool call, refusals included, under the tool's name if it is one (else
+  // `unknown`: a caller cannot make new series by inventing names). Timed from its onRequest to its
+  // onSend, route by route: an onResponse hook would make Fastify time every response itself, with
+  // two listeners on each (several microseconds a request, docs/performance.md).
   const metrics = services.deps.metrics;
-  if (metrics) {
-    app.addHook('onResponse', (request, reply, done) => {
-      const named = request.routeOptions.config.tool ?? (request.params as { tool?: string }).tool;
-      const tool = named !== undefined && registry.find(named) ? named : 'unknown';
-      metrics.request(tool, 'http', reply.statusCode, reply.elapsedTime / 1000);
-      done();
-    });
-  }
+  const measured = (toolOf: (request: FastifyRequest) => string) =>
+    metrics
+      ? {
+          onRequest: [
+            (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+              request.startedAt = performance.now();
+              done();
+            },
+            authenticate,
+          ],
+          onSend: (
+            request: FastifyRequest,
+            reply: FastifyReply,
+            payload: unknown,
+            done: (e: null, p: unknown) => void,
+          ) => {
+            metrics.request(
+              toolOf(request),
+              'http',
+              reply.statusCode,
+              (performance.now() - request.startedAt) / 1000,
+            );
+            done(null, payload);
+          },
+        }
+      : { onRequest: authenticate };
 
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
@@ -106,7 +130,7 @@ export async function toolRoutes(
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       config: { tool: tool.name },
-      onRequest: authenticate,
+      ...measured(() => tool.name),
       handler: (request, reply) => {
         const ctx = context(request);
         const out = runTool(tool, ctx, request.body);
@@ -124,23 +148,27 @@ export async function toolRoutes(
 
   // The catalogue's tools, and every unknown name. Authenticated like any tool call: without a valid
   // key nothing is learnt about which tools exist.
-  app
-    .withTypeProvider<TypeBoxTypeProvider>()
-    .post(
-      '/api/v1/tools/:tool',
-      { schema: { hide: true, params: Type.Object({ tool: Type.String() }) }, onRequest: authenticate },
-      async (request, reply) => {
-        const served = registry.find(request.params.tool);
-        if (!served) {
-          throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
-        }
-        ToolRegistry.admit(served, request.body);
-        const ctx = context(request);
-        const out = await runTool(served.tool, ctx, request.body);
-        answered(ctx, served.tool.name);
-        return answer(reply, out);
-      },
-    );
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/api/v1/tools/:tool',
+    {
+      schema: { hide: true, params: Type.Object({ tool: Type.String() }) },
+      ...measured((request) => {
+        const named = (request.params as { tool: string }).tool;
+        return registry.find(named) ? named : 'unknown';
+      }),
+    },
+    async (request, reply) => {
+      const served = registry.find(request.params.tool);
+      if (!served) {
+        throw new ApiError('unknown_tool', `There is no tool "${request.params.tool.slice(0, 64)}".`);
+      }
+      ToolRegistry.admit(served, request.body);
+      const ctx = context(request);
+      const out = await runTool(served.tool, ctx, request.body);
+      answered(ctx, served.tool.name);
+      return answer(reply, out);
+    },
+  );
 
   app.route({
     method: ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
