@@ -71,34 +71,46 @@ export async function toolRoutes(
 
   // Every authenticated call refused or failed, whatever refused it (rate limit, arguments, status,
   // fair use, tokens, the upstream): counted as failed. Only errors pass here, never an answer.
-  // With metrics, every tool call is timed from its arrival (onRequest) to its answer: counted here
-  // when it failed, by `measured` when answered; not by an onSend or onResponse hook, which every
-  // answer would pay for (docs/performance.md).
-  const metrics = services.deps.metrics;
-  const toolOf = (request: FastifyRequest, unknown: string): string => {
-    const named = request.routeOptions.config.tool ?? (request.params as { tool?: string }).tool;
-    return named !== undefined && registry.find(named) ? named : unknown;
-  };
-  /** A tool call answered under `tool` (a name the registry knows, or `unknown`): counted once. */
-  const measured = (request: FastifyRequest, reply: FastifyReply, tool: string) => {
-    metrics?.request(tool, 'http', reply.statusCode, (performance.now() - request.startedAt) / 1000);
-    request.startedAt = 0;
-  };
-  if (counters || metrics) {
-    app.addHook('onError', (request, reply, _error, done) => {
+  if (counters) {
+    app.addHook('onError', (request, _reply, _error, done) => {
       const auth = request.auth;
-      if (auth && counters)
-        counters.count(auth.accountId, auth.keyId, toolOf(request, UNKNOWN_TOOL), 'http', { kind: 'failed' });
-      if (request.startedAt > 0) measured(request, reply, toolOf(request, 'unknown'));
+      if (auth) {
+        const named = request.routeOptions.config.tool ?? (request.params as { tool?: string }).tool;
+        const tool = named !== undefined && registry.find(named) ? named : UNKNOWN_TOOL;
+        counters.count(auth.accountId, auth.keyId, tool, 'http', { kind: 'failed' });
+      }
       done();
     });
   }
-  const onRequest = metrics
-    ? (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-        request.startedAt = performance.now();
-        authenticate(request, reply, done);
-      }
-    : authenticate;
+
+  // Every answer of a tool call, refusals included, under the tool's name if it is one (else
+  // `unknown`: a caller cannot make new series by inventing names). Timed from its onRequest to its
+  // onSend, route by route: an onResponse hook would make Fastify time every response itself, with
+  // two listeners on each (several microseconds a request, docs/performance.md).
+  const metrics = services.deps.metrics;
+  const measured = (toolOf: (request: FastifyRequest) => string) =>
+    metrics
+      ? {
+          onRequest: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+            request.startedAt = performance.now();
+            authenticate(request, reply, done);
+          },
+          onSend: (
+            request: FastifyRequest,
+            reply: FastifyReply,
+            payload: unknown,
+            done: (e: null, p: unknown) => void,
+          ) => {
+            metrics.request(
+              toolOf(request),
+              'http',
+              reply.statusCode,
+              (performance.now() - request.startedAt) / 1000,
+            );
+            done(null, payload);
+          },
+        }
+      : { onRequest: authenticate };
 
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new Error(`Tool name "${tool.name}" is not snake_case.`);
@@ -115,22 +127,18 @@ export async function toolRoutes(
         response: { 200: responseSchema(tool), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
       },
       config: { tool: tool.name },
-      onRequest,
+      ...measured(() => tool.name),
       handler: (request, reply) => {
         const ctx = context(request);
         const out = runTool(tool, ctx, request.body);
         if (out instanceof Promise) {
           return out.then((o) => {
             answered(ctx, tool.name);
-            const sent = answer(reply, o);
-            if (metrics) measured(request, reply, tool.name);
-            return sent;
+            return answer(reply, o);
           });
         }
         answered(ctx, tool.name);
-        const sent = answer(reply, out);
-        if (metrics) measured(request, reply, tool.name);
-        return sent;
+        return answer(reply, out);
       },
     });
   }
@@ -141,7 +149,10 @@ export async function toolRoutes(
     '/api/v1/tools/:tool',
     {
       schema: { hide: true, params: Type.Object({ tool: Type.String() }) },
-      onRequest,
+      ...measured((request) => {
+        const named = (request.params as { tool: string }).tool;
+        return registry.find(named) ? named : 'unknown';
+      }),
     },
     async (request, reply) => {
       const served = registry.find(request.params.tool);
@@ -152,9 +163,7 @@ export async function toolRoutes(
       const ctx = context(request);
       const out = await runTool(served.tool, ctx, request.body);
       answered(ctx, served.tool.name);
-      const sent = answer(reply, out);
-      if (metrics) measured(request, reply, served.tool.name);
-      return sent;
+      return answer(reply, out);
     },
   );
 
