@@ -136,7 +136,13 @@ export function table(
   const lines: string[] = [];
   lines.push(
     `toolgate bench: ${m.cpus} cpus (${m.cpu_model}), ${m.memory_gib} GiB, node ${m.node}, ${m.platform}, load average ${m.loadavg_1m} at start${info.commit ? `; toolgate at ${info.commit}` : ''}`,
-    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}${Object.keys(info.toolgate_env).length > 0 ? `, with ${Object.entries(info.toolgate_env).map(([k, v]) => `${k}=${k.endsWith('_URL') ? redactUrl(v) : v}`).join(' ')}` : ''}; the baseline: node baseline-server.js${results.some((r) => r.id.startsWith('proxied')) ? ' (proxied: node proxy-baseline.js; both sides call node upstream.js)' : ''}`,
+    `toolgate runs as npm start runs it: node ${[...info.toolgate_node_args, 'dist/main.js'].join(' ')}${
+      Object.keys(info.toolgate_env).length > 0
+        ? `, with ${Object.entries(info.toolgate_env)
+            .map(([k, v]) => `${k}=${k.endsWith('_URL') ? redactUrl(v) : v}`)
+            .join(' ')}`
+        : ''
+    }; the baseline: node baseline-server.js${results.some((r) => r.id.startsWith('proxied')) ? ' (proxied: node proxy-baseline.js; both sides call node upstream.js)' : ''}`,
   );
   lines.push(
     `${opts.connections} connections, ${opts.rounds} rounds of ${opts.duration} s per side, ${opts.warmup} s warm-up per side, ${opts.accounts} accounts (one key each) rotated; toolgate's default per-key rate limit in play`,

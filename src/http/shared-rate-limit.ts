@@ -140,7 +140,9 @@ export class SharedKeyLimiter {
       };
       const reply = (await Promise.race([run(), timeout])) as number[];
       const usLeft = Number(reply[asks.length]);
-      asks.forEach((a, i) => a.resolve([Number(reply[i]), usLeft]));
+      asks.forEach((a, i) => {
+        a.resolve([Number(reply[i]), usLeft]);
+      });
     } catch (err) {
       for (const a of asks) a.reject(err as Error);
     } finally {
