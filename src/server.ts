@@ -10,11 +10,9 @@ import { type Config, redactUrl, resolveKeySecrets } from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
-import { SharedKeyLimiter } from './http/shared-rate-limit.js';
 import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
-import { type DeliveryOutcome, PrometheusMetrics } from './metrics/metrics.js';
-import { serveMetrics } from './metrics/serve.js';
+import type { DeliveryOutcome } from './metrics/metrics.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
@@ -33,7 +31,11 @@ export interface Running {
 
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
-  const metrics = config.metricsPort === undefined ? undefined : new PrometheusMetrics();
+  // prom-client and the Redis client (some 11 and 20 MiB of memory) are loaded only when configured.
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : new (await import('./metrics/prometheus.js')).PrometheusMetrics();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const warn = (message: string, fields: Record<string, unknown>) => logger.warn(fields, message);
   const { store, reads } = await openCachedStore(config.database, { warn });
@@ -72,7 +74,7 @@ export async function startServer(config: Config): Promise<Running> {
   const sharedLimit =
     config.redisUrl === undefined
       ? undefined
-      : new SharedKeyLimiter({
+      : new (await import('./http/shared-rate-limit.js')).SharedKeyLimiter({
           url: config.redisUrl,
           limit: config.rateLimit,
           failOpen: config.redisFailOpen,
@@ -110,7 +112,9 @@ export async function startServer(config: Config): Promise<Running> {
     trustProxy: config.trustProxy,
   });
   await app.listen({ host: config.host, port: config.port });
-  const metricsServer = metrics && (await serveMetrics(metrics, config.host, config.metricsPort!));
+  const metricsServer =
+    metrics &&
+    (await (await import('./metrics/serve.js')).serveMetrics(metrics, config.host, config.metricsPort!));
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PrometheusMetrics } from './metrics.js';
+import type { PrometheusMetrics } from './prometheus.js';
 
 export interface MetricsServer {
   url: string;

@@ -47,14 +47,7 @@ export class PgTransactions {
       try {
         return await fn(client);
       } catch (err) {
-        if (isUnavailable(err)) broken = err as Error;
-        else {
-          try {
-            await client.query('ROLLBACK');
-          } catch (rollbackErr) {
-            broken = rollbackErr as Error;
-          }
-        }
+        broken = await rollBack(client, err);
         throw err;
       } finally {
         client.release(broken ?? false);
@@ -132,16 +125,7 @@ export class PgTransactions {
         await client.query(last === undefined ? 'COMMIT' : `${last}; COMMIT`);
         return result;
       } catch (err) {
-        if (isUnavailable(err)) {
-          // The connection is gone or stalled: the server rolls back when it drops; don't wait on it twice.
-          broken = err as Error;
-        } else {
-          try {
-            await client.query('ROLLBACK');
-          } catch (rollbackErr) {
-            broken = rollbackErr as Error;
-          }
-        }
+        broken = await rollBack(client, err);
         throw err;
       } finally {
         // A connection that failed to roll back is not given to anyone else.
@@ -168,4 +152,19 @@ export async function lockIdempotencyKey(
   key: string,
 ): Promise<void> {
   await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${scope}:${accountId}:${key}`]);
+}
+
+/**
+ * After `err` in a transaction: rolled back, unless the connection is gone or stalled (the server
+ * rolls back when it drops; no waiting on it twice). Answers the error that makes the connection
+ * unfit to be given to anyone else, if any.
+ */
+async function rollBack(client: PgClient, err: unknown): Promise<Error | undefined> {
+  if (isUnavailable(err)) return err as Error;
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (rollbackErr) {
+    return rollbackErr as Error;
+  }
 }
