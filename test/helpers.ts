@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { Account } from '../src/domain/accounts.js';
 import { FixedClock } from '../src/domain/clock.js';
+import { newId } from '../src/domain/ids.js';
 import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { buildApp } from '../src/http/app.js';
 import { type ServedCatalogue, serveCatalogue } from '../src/http/tools/catalogue.js';
@@ -14,6 +16,23 @@ import { createServices, type Services } from '../src/service/index.js';
 import { UsageCounters } from '../src/service/usage-counters.js';
 import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+/** An account as a store keeps it, made at `at` (epoch seconds), with what a test does not care about filled in. */
+export function accountRecord(at: number, over: Partial<Account> = {}): Account {
+  return {
+    id: newId('acc'),
+    name: 'Acme',
+    planId: 'free',
+    status: 'active',
+    unlimitedOverride: null,
+    tokenBalance: 0,
+    createdAt: at,
+    updatedAt: at,
+    planSince: at,
+    lowBalance: null,
+    ...over,
+  };
+}
 
 /** 2026-04-15T13:55:29Z */
 export const T0 = Date.UTC(2026, 3, 15, 13, 55, 29);

@@ -27,7 +27,7 @@ import {
 import type { User } from '../../src/domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import type { LedgerAppend, Store, UsageCommit } from '../../src/store/store.js';
-import { limits } from '../helpers.js';
+import { accountRecord, limits } from '../helpers.js';
 
 export interface StoreFixture {
   /** A store on an empty database: not migrated yet. */
@@ -51,19 +51,7 @@ let idMs = T * 1000;
 const id = (kind: 'acc' | 'key' | 'usr' | 'led' | 'aud') => newId(kind, ++idMs);
 
 function account(over: Partial<Account> = {}): Account {
-  return {
-    id: id('acc'),
-    name: 'Acme',
-    planId: 'free',
-    status: 'active',
-    unlimitedOverride: null,
-    tokenBalance: 0,
-    createdAt: T,
-    updatedAt: T,
-    planSince: T,
-    lowBalance: null,
-    ...over,
-  };
+  return accountRecord(T, { id: id('acc'), ...over });
 }
 
 function apiKey(accountId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {

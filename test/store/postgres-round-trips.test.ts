@@ -11,6 +11,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore as Store } from '../../src/store/postgres/postgres-store.js';
 import type { UsageCommit } from '../../src/store/store.js';
+import { accountRecord } from '../helpers.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore } from '../postgres.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
@@ -60,18 +61,7 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
   });
 
   const account = async (id: string) => {
-    await store.createAccount({
-      id,
-      name: 'a',
-      planId: DEFAULT_PLANS[0]!.id,
-      status: 'active',
-      unlimitedOverride: null,
-      tokenBalance: 0,
-      createdAt: T,
-      updatedAt: T,
-      planSince: T,
-      lowBalance: null,
-    });
+    await store.createAccount(accountRecord(T, { id, planId: DEFAULT_PLANS[0]!.id }));
     await grant(store, id, 100);
   };
   const grant = (on: Store, accountId: string, amount: number) =>

@@ -6,7 +6,7 @@ import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { WalSync } from '../../src/store/sqlite/wal-sync.js';
-import { accountWithKey, KEY_SECRET, scratchDir, scratchServices } from '../helpers.js';
+import { accountRecord, accountWithKey, KEY_SECRET, scratchDir, scratchServices } from '../helpers.js';
 
 /** 2026-04-15T13:55:29Z, in epoch seconds. */
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
@@ -36,18 +36,7 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
     expect(await cli.migrate(DEFAULT_PLANS, T)).toEqual({ applied: [] });
 
     const accountId = newId('acc');
-    await cli.createAccount({
-      id: accountId,
-      name: 'Acme',
-      planId: 'free',
-      status: 'active',
-      unlimitedOverride: null,
-      tokenBalance: 0,
-      createdAt: T,
-      updatedAt: T,
-      planSince: T,
-      lowBalance: null,
-    });
+    await cli.createAccount(accountRecord(T, { id: accountId }));
     await cli.createApiKey(
       {
         id: newId('key'),

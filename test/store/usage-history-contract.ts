@@ -5,10 +5,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
-import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { type UsageRow, zeroCounts } from '../../src/domain/usage-history.js';
 import type { Store } from '../../src/store/store.js';
+import { accountRecord } from '../helpers.js';
 import type { StoreFixture } from './contract.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
@@ -94,18 +94,7 @@ export function usageHistoryContract(name: string, makeStore: () => Promise<Stor
     });
 
     it("moves an account's plan_since when, and only when, its plan changes", async () => {
-      const account: Account = {
-        id: newId('acc'),
-        name: 'Acme',
-        planId: 'free',
-        status: 'active',
-        unlimitedOverride: null,
-        tokenBalance: 0,
-        createdAt: T,
-        updatedAt: T,
-        planSince: T,
-        lowBalance: null,
-      };
+      const account: Account = accountRecord(T);
       await store.createAccount(account);
       expect(
         (await store.updateAccount(account.id, { name: 'Other', planId: 'free' }, T + 10))?.planSince,

@@ -11,6 +11,7 @@ import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import type { WebhookEndpoint } from '../../src/domain/webhooks.js';
 import type { Store, UsageCommit } from '../../src/store/store.js';
+import { accountRecord } from '../helpers.js';
 import type { StoreFixture } from './contract.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
@@ -28,19 +29,7 @@ let ms = T * 1000;
 const id = (kind: 'acc' | 'key' | 'whe' | 'whd' | 'led') => newId(kind, ++ms);
 
 function account(over: Partial<Account> = {}): Account {
-  return {
-    id: id('acc'),
-    name: 'Acme',
-    planId: SMALL.id,
-    status: 'active',
-    unlimitedOverride: null,
-    tokenBalance: 0,
-    createdAt: T,
-    updatedAt: T,
-    planSince: T,
-    lowBalance: null,
-    ...over,
-  };
+  return accountRecord(T, { id: id('acc'), planId: SMALL.id, ...over });
 }
 
 function endpoint(over: Partial<WebhookEndpoint> = {}): WebhookEndpoint {

@@ -3,7 +3,7 @@
  * (migration 003), each window three columns; read as arrays, and consumed by one conditional upsert
  * of that row, generated per list of windows and prepared once.
  */
-import { byWindowKey, sameSlot, type WindowSlot, type WindowState } from '../../domain/fair-use.js';
+import { byWindowKey, sameSlot, type WindowState } from '../../domain/fair-use.js';
 import { type Category, WINDOW_SLOTS } from '../../domain/plans.js';
 import type { UsageCommit } from '../store.js';
 import type { SqliteStatement } from './driver.js';
