@@ -1,7 +1,6 @@
 /**
- * @module A batch of PostgreSQL consumptions decided in memory, and the statements that write what
- * was decided. Both ways a batch reads its accounts (consumption.ts: under lock, or as this process
- * last left them, checked in the same transaction) hand their values here. Each consumption is
+ * @module A batch of PostgreSQL consumptions decided in memory, on the values its transaction locked
+ * and read (consumption.ts), and the statements that write what was decided. Each consumption is
  * decided in order, by the domain's reference semantics (applyConsumption), all-or-nothing by
  * itself, as SQLite's group commit does. Values are written into the statements as literals (the
  * statements go together by the simple query protocol): strings quoted by the driver, numbers checked.
@@ -56,10 +55,8 @@ interface Inserts {
 export interface BatchDecision {
   /** By consumption, in the batch's order: its outcome, or the error that failed it alone. */
   outcomes: (UsageOutcome | Error)[];
-  /** Every account of the batch found, as the batch leaves it. */
+  /** Each account consumed from, as the batch leaves it. */
   after: Map<string, AccountValues>;
-  /** The accounts consumed from. */
-  consumed: Set<string>;
   /** The statements that write what was decided (COMMIT not included). */
   writes: string[];
 }
@@ -87,9 +84,11 @@ export function decideBatch(
     }
   }
   const after = new Map<string, AccountValues>();
-  for (const [id, s] of state)
+  for (const id of consumed) {
+    const s = state.get(id)!;
     after.set(id, { windows: s.windows, balance: s.balance, lowBalance: s.lowBalance });
-  return { outcomes, after, consumed, writes: writeStatements(state, inserts, events) };
+  }
+  return { outcomes, after, writes: writeStatements(state, inserts, events) };
 }
 
 function writeStatements(

@@ -82,22 +82,10 @@ export class PgGroupCommit {
  * transaction, now committed), so this server's cache keeps the account rather than reading it again.
  */
 function changesOf(d: BatchDecision): Change[] {
-  return [...d.consumed].map((account) => {
-    const v = d.after.get(account)!;
-    return { account, after: { windows: inKeyOrder([...v.windows]), tokenBalance: v.balance } };
-  });
-}
-
-/** The idempotency keys' locks, in one order for every server, and the records of those keys. */
-function keyLocks(batch: readonly Pending[]) {
-  const keyed = batch.filter((p) => p.c.idempotency);
-  const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))]
-    .sort()
-    .map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${sql(k)}, 0))`);
-  const recorded = `FROM usage_idempotency WHERE (account_id, idempotency_key) IN (${keyed
-    .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
-    .join(', ')})`;
-  return { keyed: keyed.length > 0, locks, recorded };
+  return [...d.after].map(([account, v]) => ({
+    account,
+    after: { windows: inKeyOrder([...v.windows]), tokenBalance: v.balance },
+  }));
 }
 
 /** The first round trip: locks and reads, answering the accounts found and the keys recorded. */
@@ -107,11 +95,20 @@ async function lockedRead(
   accounts: readonly string[],
 ): Promise<{ values: Map<string, AccountValues>; priors: Priors }> {
   const list = accounts.map(sql).join(', ');
-  const { keyed, locks, recorded } = keyLocks(batch);
+  // The idempotency keys' locks, in one order for every server, then the records of those keys.
+  const keyed = batch.filter((p) => p.c.idempotency);
+  const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))]
+    .sort()
+    .map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${sql(k)}, 0))`);
   const first = [
     'BEGIN',
     ...locks,
-    keyed ? `SELECT account_id, idempotency_key, request_hash, response ${recorded}` : 'SELECT NULL LIMIT 0',
+    keyed.length === 0
+      ? 'SELECT NULL LIMIT 0'
+      : `SELECT account_id, idempotency_key, request_hash, response FROM usage_idempotency
+          WHERE (account_id, idempotency_key) IN (${keyed
+            .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
+            .join(', ')})`,
     `SELECT id, token_balance, low_balance FROM accounts WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`,
     `SELECT account_id, category, unit, win, started_at, ends_at, used FROM fair_use_windows
       WHERE account_id IN (${list}) AND ends_at > 0`,
