@@ -3,9 +3,8 @@ import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../domain/audit.js';
 import type { ToolDefinition } from '../domain/catalogue.js';
-import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
-import type { Category, Plan, PlanLimits, Unit, WindowKey } from '../domain/plans.js';
+import type { Plan, PlanLimits } from '../domain/plans.js';
 import type { UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
 import type { LedgerAppend, StoredTool, UsageGroup } from './store.js';
@@ -66,15 +65,6 @@ export interface AuditRow {
   target_id: string | null;
   details: string | AuditDetails;
 }
-export interface WindowRow {
-  category: string;
-  unit: string;
-  win: string;
-  started_at: number;
-  ends_at: number;
-  used: number;
-}
-
 export function toPlan(r: PlanRow): Plan {
   const plan: Plan = {
     id: r.id,
@@ -128,15 +118,6 @@ export const toLedger = (r: LedgerRow): LedgerEntry => ({
   reason: r.reason,
   idempotencyKey: r.idempotency_key,
   createdAt: r.created_at,
-});
-
-export const toWindow = (r: WindowRow): WindowState => ({
-  category: r.category as Category,
-  unit: r.unit as Unit,
-  window: r.win as WindowKey,
-  startedAt: r.started_at,
-  endsAt: r.ends_at,
-  used: r.used,
 });
 
 export const toAudit = (r: AuditRow): AuditEntry => ({

@@ -198,6 +198,7 @@ describe('toolgate migrate', () => {
           '004-tools',
           '005-usage-history',
           '006-webhooks',
+          '007-fair-use-on-accounts',
         ],
       });
       expect(await fresh.json('migrate')).toEqual({ applied: [] });

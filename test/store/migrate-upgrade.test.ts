@@ -64,7 +64,14 @@ async function windowsOf(store: Store) {
 
 async function expectUpgraded(store: Store): Promise<void> {
   expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({
-    applied: ['002-audit', '003-fair-use-rows', '004-tools', '005-usage-history', '006-webhooks'],
+    applied: [
+      '002-audit',
+      '003-fair-use-rows',
+      '004-tools',
+      '005-usage-history',
+      '006-webhooks',
+      '007-fair-use-on-accounts',
+    ],
   });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
   expect(await windowsOf(store)).toEqual(WINDOWS);
@@ -109,7 +116,7 @@ describe('upgrading a database made before the audit trail', () => {
     const path = join(dir, 'old.db');
     const db = new Database(path);
     db.exec(SCHEMA_MIGRATIONS);
-    db.exec(initial.sqlite);
+    db.exec(initial.sqlite as string);
     db.exec(ACCOUNT.replace('false', '0'));
     db.close();
     const store = new SqliteStore({ path });

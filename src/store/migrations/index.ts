@@ -5,12 +5,13 @@ import { fairUseRows } from './003-fair-use-rows.js';
 import { tools } from './004-tools.js';
 import { usageHistory } from './005-usage-history.js';
 import { webhooksMigration } from './006-webhooks.js';
+import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
 
 export interface Migration {
   version: number;
   name: string;
-  sqlite: string;
   /** Null: nothing to change on that backend (the version is still recorded). */
+  sqlite: string | null;
   postgres: string | null;
 }
 
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   tools,
   usageHistory,
   webhooksMigration,
+  fairUseOnAccounts,
 ];
 
 export function migrationLabel(m: Migration): string {

@@ -8,6 +8,7 @@
 import type { AuditEntry } from '../../domain/audit.js';
 import {
   applyConsumption,
+  inKeyOrder,
   type Increment,
   isRunning,
   sameSlot,
@@ -34,13 +35,6 @@ export interface AccountValues {
   lowBalance: number | null;
 }
 
-/** An account's values as the batch has left them so far. */
-interface AccountState extends AccountValues {
-  /** Slots whose row this batch changed. */
-  changed: Set<string>;
-  balanceChanged: boolean;
-}
-
 export type Priors = Map<string, { request_hash: string; response: string }>;
 
 export const priorKey = (accountId: string, key: string) => `${accountId}\0${key}`;
@@ -55,7 +49,7 @@ interface Inserts {
 export interface BatchDecision {
   /** By consumption, in the batch's order: its outcome, or the error that failed it alone. */
   outcomes: (UsageOutcome | Error)[];
-  /** Each account consumed from, as the batch leaves it. */
+  /** Each account consumed from, as the batch leaves it (its windows in key order). */
   after: Map<string, AccountValues>;
   /** The statements that write what was decided (COMMIT not included). */
   writes: string[];
@@ -67,8 +61,9 @@ export function decideBatch(
   values: ReadonlyMap<string, AccountValues>,
   priors: Priors,
 ): BatchDecision {
-  const state = new Map<string, AccountState>();
-  for (const [id, v] of values) state.set(id, { ...v, changed: new Set(), balanceChanged: false });
+  // Each account's values as the batch has left them so far.
+  const state = new Map<string, AccountValues>();
+  for (const [id, v] of values) state.set(id, { ...v });
   const inserts: Inserts = { ledger: [], idempotency: [], audit: [] };
   const events: WebhookEvent[] = [];
   const outcomes: (UsageOutcome | Error)[] = [];
@@ -86,34 +81,25 @@ export function decideBatch(
   const after = new Map<string, AccountValues>();
   for (const id of consumed) {
     const s = state.get(id)!;
-    after.set(id, { windows: s.windows, balance: s.balance, lowBalance: s.lowBalance });
+    // A copy: the windows rendered into an answer are not to be reordered under it.
+    after.set(id, { ...s, windows: inKeyOrder([...s.windows]) });
   }
-  return { outcomes, after, writes: writeStatements(state, inserts, events) };
+  return { outcomes, after, writes: writeStatements(after, inserts, events) };
 }
 
 function writeStatements(
-  state: Map<string, AccountState>,
+  after: Map<string, AccountValues>,
   inserts: Inserts,
   events: WebhookEvent[],
 ): string[] {
-  const windowRows: string[] = [];
-  const balanceRows: string[] = [];
-  for (const [accountId, s] of state) {
-    for (const w of s.windows)
-      if (s.changed.has(slotKey(w)))
-        windowRows.push(row([accountId, w.category, w.unit, w.window, w.startedAt, w.endsAt, w.used]));
-    if (s.balanceChanged) balanceRows.push(row([accountId, s.balance]));
-  }
   // A statement per table, not per consumption: each statement costs PostgreSQL a parse and a plan.
   const writes: string[] = [];
-  if (windowRows.length > 0)
-    writes.push(`INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used)
-      VALUES ${windowRows.map((r) => `(${r})`).join(', ')}
-      ON CONFLICT (account_id, category, unit, win) DO UPDATE
-      SET started_at = EXCLUDED.started_at, ends_at = EXCLUDED.ends_at, used = EXCLUDED.used`);
-  if (balanceRows.length > 0)
-    writes.push(`UPDATE accounts SET token_balance = v.b
-      FROM (VALUES ${balanceRows.map((r) => `(${r})`).join(', ')}) AS v (id, b) WHERE accounts.id = v.id`);
+  // Each account consumed from gets its windows and balance as the batch left them, whether or not
+  // the balance moved: both were read under this transaction's lock, so rewriting is exact.
+  const accounts = [...after].map(([id, v]) => `(${row([id, v.windows, v.balance])})`);
+  if (accounts.length > 0)
+    writes.push(`UPDATE accounts SET fair_use = v.f::jsonb, token_balance = v.b
+      FROM (VALUES ${accounts.join(', ')}) AS v (id, f, b) WHERE accounts.id = v.id`);
   if (events.length > 0)
     writes.push(
       `INSERT INTO webhook_events (id, type, account_id, body, created_at) VALUES ${events
@@ -133,7 +119,7 @@ function writeStatements(
 
 function decideOne(
   p: Pending,
-  state: Map<string, AccountState>,
+  state: Map<string, AccountValues>,
   priors: Priors,
   inserts: Inserts,
   events: WebhookEvent[],
@@ -174,9 +160,7 @@ function decideOne(
     events.push(...balanceEvents(c.accountId, s.balance, balanceAfter, s.lowBalance, stamp));
     inserts.ledger.push(`(${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`);
     s.balance = balanceAfter;
-    s.balanceChanged = true;
   }
-  for (const inc of c.increments) s.changed.add(slotKey(inc));
   s.windows = applied.states;
   if (c.idempotency) {
     // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
@@ -193,9 +177,6 @@ function decideOne(
   if (p.audit) inserts.audit.push(`(${row(auditValues(p.audit))})`);
   return { kind: 'committed', response };
 }
-
-export const slotKey = (s: { category: string; unit: string; window: string }) =>
-  `${s.category}.${s.unit}.${s.window}`;
 
 /** A whole number for a statement: checked, so that nothing but digits is ever written in. */
 function int(n: number): string {

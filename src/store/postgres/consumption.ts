@@ -1,19 +1,18 @@
 /**
  * @module PostgreSQL's consumptions, in group commits: those that arrive together are decided in one
  * transaction of two round trips and one COMMIT (one WAL flush), however many they are. The first
- * round trip takes the idempotency keys' locks and records, locks the balance row of every account
- * of the batch, in one order for every server (so two servers' batches wait for each other, never
- * deadlock), and reads their windows; the batch is then decided in memory (consumption-decide.ts);
- * the second round trip writes what was decided and commits. The balance rows are the lock on
- * everything of their account that a consumption writes (only consumptions write windows): once
- * they are held, the windows read are the latest committed, and nobody else writes them until this
+ * round trip takes the idempotency keys' locks and records, then locks the row of every account of
+ * the batch, in one order for every server (so two servers' batches wait for each other, never
+ * deadlock), reading with the lock the balance and the windows (both on that row, migration 007);
+ * the batch is then decided in memory (consumption-decide.ts); the second round trip writes what
+ * was decided and commits. The account's row is the lock on everything of it that a consumption
+ * writes: once held, what was read is the latest committed, and nobody else writes it until this
  * COMMIT. NO KEY: other transactions' foreign-key checks on the account (a key, a ledger entry) do
  * not wait. The other servers learn of it by a batched notification (notify-batch.ts).
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { inKeyOrder } from '../../domain/fair-use.js';
+import type { WindowState } from '../../domain/fair-use.js';
 import type { Change } from '../changes.js';
-import { toWindow, type WindowRow } from '../rows.js';
 import type { UsageCommit, UsageOutcome } from '../store.js';
 import {
   type AccountValues,
@@ -84,7 +83,7 @@ export class PgGroupCommit {
 function changesOf(d: BatchDecision): Change[] {
   return [...d.after].map(([account, v]) => ({
     account,
-    after: { windows: inKeyOrder([...v.windows]), tokenBalance: v.balance },
+    after: { windows: v.windows, tokenBalance: v.balance },
   }));
 }
 
@@ -109,27 +108,24 @@ async function lockedRead(
           WHERE (account_id, idempotency_key) IN (${keyed
             .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
             .join(', ')})`,
-    `SELECT id, token_balance, low_balance FROM accounts WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`,
-    `SELECT account_id, category, unit, win, started_at, ends_at, used FROM fair_use_windows
-      WHERE account_id IN (${list}) AND ends_at > 0`,
+    // Locking returns each row as last committed (after any wait for another batch's COMMIT): the
+    // windows on it are the latest.
+    `SELECT id, token_balance, low_balance, fair_use FROM accounts WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`,
   ];
   const results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
   const n = results.length;
   const priors: Priors = new Map();
-  for (const r of results[n - 3]!.rows)
+  for (const r of results[n - 2]!.rows)
     priors.set(priorKey(r.account_id as string, r.idempotency_key as string), {
       request_hash: r.request_hash as string,
       response: r.response as string,
     });
   const values = new Map<string, AccountValues>();
-  for (const r of results[n - 2]!.rows)
+  for (const r of results[n - 1]!.rows)
     values.set(r.id as string, {
-      windows: [],
+      windows: r.fair_use as WindowState[],
       balance: Number(r.token_balance),
       lowBalance: r.low_balance === null ? null : Number(r.low_balance),
     });
-  // A row with ends_at 0 (an earlier version made some, to lock them) was never consumed from: no window.
-  for (const r of results[n - 1]!.rows)
-    values.get(r.account_id as string)?.windows.push(toWindow(r as unknown as WindowRow));
   return { values, priors };
 }

@@ -8,6 +8,7 @@ import type { Account } from '../../domain/accounts.js';
 import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
+import type { WindowState } from '../../domain/fair-use.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
@@ -20,8 +21,6 @@ import {
   toAccount,
   toKey,
   toPlan,
-  toWindow,
-  type WindowRow,
 } from '../rows.js';
 import type {
   AccountPatch,
@@ -328,7 +327,7 @@ export class PostgresStore implements Store {
   }
 
   async getSnapshot(accountId: string): Promise<AccountSnapshot | undefined> {
-    // One round trip: the account, its plan, both counts and its windows.
+    // One round trip: the account (its windows with it), its plan and both counts.
     const row = await guard(() =>
       this.t.one<
         AccountRow & {
@@ -337,18 +336,14 @@ export class PostgresStore implements Store {
           plan_subscription: string | null;
           api_key_count: number;
           user_count: number;
-          windows: WindowRow[];
+          fair_use: WindowState[];
         }
       >(
         {
           name: 'tg_snapshot',
           text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits, p.subscription AS plan_subscription,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
-           (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count,
-           (SELECT coalesce(json_agg(json_build_object('category', w.category, 'unit', w.unit, 'win', w.win,
-                      'started_at', w.started_at, 'ends_at', w.ends_at, 'used', w.used)
-                      ORDER BY w.category COLLATE "C", w.unit COLLATE "C", w.win COLLATE "C"), '[]'::json)
-              FROM fair_use_windows w WHERE w.account_id = a.id AND w.ends_at > 0) AS windows
+           (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
         },
         [accountId],
@@ -365,7 +360,7 @@ export class PostgresStore implements Store {
       }),
       apiKeyCount: row.api_key_count,
       userCount: row.user_count,
-      windows: row.windows.map(toWindow),
+      windows: row.fair_use,
     };
   }
 

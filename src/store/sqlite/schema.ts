@@ -25,7 +25,7 @@ export function migrate(
       const applied: string[] = [];
       for (const m of MIGRATIONS) {
         if (done.has(m.version)) continue;
-        x.db.exec(m.sqlite);
+        if (m.sqlite !== null) x.db.exec(m.sqlite);
         x.db
           .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
           .run(m.version, m.name, now);
