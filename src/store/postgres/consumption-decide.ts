@@ -8,8 +8,8 @@
 import type { AuditEntry } from '../../domain/audit.js';
 import {
   applyConsumption,
-  inKeyOrder,
   type Increment,
+  inKeyOrder,
   isRunning,
   sameSlot,
   type WindowState,

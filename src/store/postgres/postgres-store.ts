@@ -14,14 +14,7 @@ import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
 import { changeEvent, keyCreated, statusChanged } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
-import {
-  type AccountRow,
-  type KeyRow,
-  type PlanRow,
-  toAccount,
-  toKey,
-  toPlan,
-} from '../rows.js';
+import { type AccountRow, type KeyRow, type PlanRow, toAccount, toKey, toPlan } from '../rows.js';
 import type {
   AccountPatch,
   AccountSnapshot,
