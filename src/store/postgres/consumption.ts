@@ -8,7 +8,7 @@
  * was decided and commits. The account's row is the lock on everything of it that a consumption
  * writes: once held, what was read is the latest committed, and nobody else writes it until this
  * COMMIT. NO KEY: other transactions' foreign-key checks on the account (a key, a ledger entry) do
- * not wait. The other servers learn of it by a batched notification (notify-batch.ts).
+ * not wait. The other servers learn of it by a notification sent with the COMMIT (commit-notice.ts).
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { WindowState } from '../../domain/fair-use.js';
@@ -55,8 +55,7 @@ export class PgGroupCommit {
             const accounts = [...new Set(batch.map((p) => p.c.accountId))].sort();
             const { values, priors } = await lockedRead(client, batch, accounts);
             const decided = decideBatch(batch, values, priors);
-            await client.query([...decided.writes, 'COMMIT'].join(';\n'));
-            return { result: decided, changes: changesOf(decided) };
+            return { result: decided, writes: decided.writes, changes: changesOf(decided) };
           });
           // Answered once every server has applied the batch; the next batch commits meanwhile.
           void notified.then(() =>

@@ -9,6 +9,7 @@ import { report } from '../changes.js';
 import { Rollback } from '../rollback.js';
 import type { LedgerOutcome, UsageOutcome } from '../store.js';
 import type { ChangeFeed, Ticket } from './change-feed.js';
+import { type CommitNotice, commitNotice } from './commit-notice.js';
 import {
   guard,
   isUnavailable,
@@ -17,46 +18,57 @@ import {
   type PgQueryable,
   quoteLiteral,
 } from './driver.js';
-import { NotifyBatch } from './notify-batch.js';
 
 export class PgTransactions {
-  private readonly batch: NotifyBatch;
-
   constructor(
     readonly pool: PgPool,
     private readonly feed: ChangeFeed,
     private readonly observer: ChangeObserver | undefined,
-    warn?: (message: string, fields: Record<string, unknown>) => void,
-  ) {
-    this.batch = new NotifyBatch(pool, feed, warn);
-  }
+    private readonly warn?: (message: string, fields: Record<string, unknown>) => void,
+  ) {}
 
   /**
-   * A transaction driven by `fn` in as few round trips as it can (the consumptions': statements
-   * sent together with the simple query protocol, BEGIN with the first and COMMIT with the last),
-   * its notification batched with others after the commit (notify-batch.ts). `fn` answers its
-   * result and what it changed (nothing: it rolled back). Rolled back on any throw. Resolves at the
-   * commit, with `notified`: resolved once every server with a cache has applied the changes.
+   * A transaction in as few round trips as it can (the consumptions'): `fn` takes the first (BEGIN
+   * with its reads, by the simple query protocol) and answers its result, the statements that
+   * write it and what they change; those go in the second, with the COMMIT and the notification of
+   * the change (commit-notice.ts). Rolled back on any throw. Resolves at the commit, with `notified`:
+   * resolved once every server with a cache has applied the changes.
    */
   async batched<T>(
-    fn: (client: PgClient) => Promise<{ result: T; changes: Change[] }>,
+    fn: (client: PgClient) => Promise<{ result: T; writes: string[]; changes: Change[] }>,
   ): Promise<{ result: T; notified: Promise<void> }> {
+    let notice: CommitNotice | undefined;
     const { result, changes } = await guard(async () => {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
-        return await fn(client);
+        const decided = await fn(client);
+        notice = decided.changes.length > 0 ? commitNotice(this.feed, decided.changes) : undefined;
+        try {
+          await client.query([...decided.writes, 'COMMIT', ...(notice?.statements ?? [])].join(';\n'));
+        } catch (err) {
+          // Out of any transaction block, the COMMIT went through and only the notification failed. (A
+          // COMMIT here fails only with its connection: no constraint is deferred, nothing serialisable.)
+          if (!notice || !(await outsideTransaction(client))) throw err;
+          notice.ticket.cancel();
+          notice = undefined;
+          // Servers that miss it stop trusting their caches once their heartbeats fail too.
+          this.warn?.('could not notify the other servers of committed consumptions', {
+            err: (err as Error).message,
+          });
+        }
+        return decided;
       } catch (err) {
+        notice?.ticket.cancel();
         broken = await rollBack(client, err);
         throw err;
       } finally {
         client.release(broken ?? false);
       }
     });
-    if (changes.length === 0) return { result, notified: Promise.resolve() };
     report(this.observer, changes);
     // Not waited for here: the caller answers once it resolves, and meanwhile commits the next batch.
-    return { result, notified: this.batch.notify(changes) };
+    return { result, notified: notice ? notice.ticket.settle() : Promise.resolve() };
   }
 
   /** The first row of all(), or undefined. */
@@ -141,6 +153,16 @@ export class PgTransactions {
       if (err instanceof Rollback) return err.outcome as T;
       throw err;
     }
+  }
+}
+
+/** Whether the connection is outside any transaction block: a statement runs (in a failed block it is refused). */
+async function outsideTransaction(client: PgClient): Promise<boolean> {
+  try {
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
   }
 }
 
