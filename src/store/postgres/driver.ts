@@ -81,8 +81,16 @@ export function createPool(o: PostgresOptions): PgPool {
   return pool as unknown as PgPool;
 }
 
-/** A string as an SQL literal, for the rare statement sent without parameters (pg's own escaping). */
-export const quoteLiteral: (value: string) => string = pg.escapeLiteral;
+/**
+ * A string as an SQL literal, for the statements sent without parameters (a group commit's): the
+ * same text as pg's `escapeLiteral` (quotes doubled; with a backslash, an E'' string with it
+ * doubled too, right whatever `standard_conforming_strings` is), made by native replaces instead of
+ * one character at a time: a batch quotes every account's windows, tens of kilobytes.
+ */
+export function quoteLiteral(value: string): string {
+  const quoted = `'${value.replaceAll("'", "''")}'`;
+  return value.includes('\\') ? ` E${quoted.replaceAll('\\', '\\\\')}` : quoted;
+}
 
 export function quoteIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Invalid schema name "${name}".`);
