@@ -44,14 +44,18 @@ export class PgGroupCommit {
     });
   }
 
-  /** One batch at a time: those that arrive meanwhile make up the next, as large as the load makes it. */
+  /**
+   * One batch at a time: those that arrive meanwhile make up the next, as large as the load makes
+   * it. One connection while batches keep coming, back to the pool when none is waiting.
+   */
   private async drain(): Promise<void> {
     this.running = true;
+    const held = this.t.hold();
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
-          const { result, notified } = await this.t.batched(async (client) => {
+          const { result, notified } = await this.t.batched(held, async (client) => {
             const accounts = [...new Set(batch.map((p) => p.c.accountId))].sort();
             const { values, priors } = await lockedRead(client, batch, accounts);
             const decided = decideBatch(batch, values, priors);
@@ -70,6 +74,7 @@ export class PgGroupCommit {
         }
       }
     } finally {
+      held.release();
       this.running = false;
     }
   }

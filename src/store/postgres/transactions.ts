@@ -18,6 +18,7 @@ import {
   type PgQueryable,
   quoteLiteral,
 } from './driver.js';
+import { HeldConnection } from './held.js';
 
 export class PgTransactions {
   constructor(
@@ -27,20 +28,26 @@ export class PgTransactions {
     private readonly warn?: (message: string, fields: Record<string, unknown>) => void,
   ) {}
 
+  /** A connection to keep across consecutive transactions (held.ts). */
+  hold(): HeldConnection {
+    return new HeldConnection(this.pool);
+  }
+
   /**
-   * A transaction in as few round trips as it can (the consumptions'): `fn` takes the first (BEGIN
-   * with its reads, by the simple query protocol) and answers its result, the statements that
-   * write it and what they change; those go in the second, with the COMMIT and the notification of
-   * the change (commit-notice.ts). Rolled back on any throw. Resolves at the commit, with `notified`:
-   * resolved once every server with a cache has applied the changes.
+   * A transaction in as few round trips as it can (the consumptions'), on `held`'s connection: `fn`
+   * takes the first (BEGIN with its reads, by the simple query protocol) and answers its result,
+   * the statements that write it and what they change; those go in the second, with the COMMIT and
+   * the notification of the change (commit-notice.ts). Rolled back on any throw (the connection let
+   * go if it is broken). Resolves at the commit, with `notified`: resolved once every server with a
+   * cache has applied the changes.
    */
   async batched<T>(
+    held: HeldConnection,
     fn: (client: PgClient) => Promise<{ result: T; writes: string[]; changes: Change[] }>,
   ): Promise<{ result: T; notified: Promise<void> }> {
     let notice: CommitNotice | undefined;
     const { result, changes } = await guard(async () => {
-      const client = await this.pool.connect();
-      let broken: Error | undefined;
+      const client = await held.get();
       try {
         const decided = await fn(client);
         notice = decided.changes.length > 0 ? commitNotice(this.feed, decided.changes) : undefined;
@@ -60,10 +67,9 @@ export class PgTransactions {
         return decided;
       } catch (err) {
         notice?.ticket.cancel();
-        broken = await rollBack(client, err);
+        const broken = await rollBack(client, err);
+        if (broken) held.release(broken);
         throw err;
-      } finally {
-        client.release(broken ?? false);
       }
     });
     report(this.observer, changes);
