@@ -6,9 +6,8 @@
  * (docs/performance.md). The windows are the spec's (records 5h and 1w, requests 5h, in each
  * category), the same set the answers are shaped by.
  *
- * PostgreSQL keeps its row per window: a consumption there costs round trips, not rows, and its
- * conditional upsert already takes every window of a consumption in one statement. The version is
- * recorded on both backends, so the history stays one list.
+ * PostgreSQL's windows are moved by migration 007 instead (onto the account's row, where its group
+ * commit's lock already is). The version is recorded on both backends, so the history stays one list.
  */
 import type { Migration } from './index.js';
 

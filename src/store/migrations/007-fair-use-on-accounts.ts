@@ -3,8 +3,8 @@
  * (`accounts.fair_use`, a JSONB array of the windows it has started, in key order) from a row per
  * window (`fair_use_windows`). A group commit already locks each account's row before it reads the
  * windows; with the windows in that row, the lock is the read, and the write is one UPDATE of the
- * rows it locked: two statements a batch fewer, no second index to probe per window, and about a
- * third less of PostgreSQL's CPU per consumption (docs/performance.md). Reads of the windows that
+ * rows it locked: a statement a batch fewer, no second table to probe per window, and about half of
+ * PostgreSQL's CPU per consumption (docs/performance.md). Reads of the windows that
  * come after the lock see the latest committed row (a locking read returns the newest version),
  * which a separate table could not give in the same statement.
  *
