@@ -155,6 +155,10 @@ export class PgMonitor {
   private maxOurs = 0;
   private cpuAtStart = new Map<number, number>();
   private lastPids: number[] = [];
+  /** The next transaction id at the round's start; ids assigned and answers given over the rounds. */
+  private xidAtStart = 0;
+  private xids = 0;
+  private answers = 0;
   private readonly local: boolean;
 
   private constructor(
@@ -206,8 +210,20 @@ export class PgMonitor {
     this.lastPids = rows.filter((r) => r.ours).map((r) => r.pid);
   }
 
+  /**
+   * The id the next writing transaction will get, read without taking one: over a round, the
+   * difference counts every transaction that wrote (in the whole cluster: nothing else runs there).
+   */
+  private async nextXid(): Promise<number> {
+    const r = await this.conn.query<{ next: string }>(
+      'SELECT txid_snapshot_xmax(txid_current_snapshot()) AS next',
+    );
+    return Number(r.rows[0]!.next);
+  }
+
   /** Right before a measured toolgate round. */
   async start(): Promise<void> {
+    this.xidAtStart = await this.nextXid();
     this.lastPids = (await this.sample()).filter((r) => r.ours).map((r) => r.pid);
     this.cpuAtStart = new Map();
     if (this.local)
@@ -226,11 +242,16 @@ export class PgMonitor {
     }, 100);
   }
 
-  /** Right after the round: the CPU seconds toolgate's backends used in it (null: not measurable). */
-  async stop(): Promise<number | null> {
+  /**
+   * Right after the round, with the 2xx answers it gave: the CPU seconds toolgate's backends used in
+   * it (null: not measurable).
+   */
+  async stop(answers: number): Promise<number | null> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.inFlight;
+    this.xids += (await this.nextXid()) - this.xidAtStart;
+    this.answers += answers;
     if (!this.local) return null;
     let used = 0;
     // A connection opened during the round counts from 0 (its start-up is part of the round's cost).
@@ -241,10 +262,10 @@ export class PgMonitor {
     return used;
   }
 
-  /** What the samples since the last call show, as one line; then starts afresh. */
-  take(): string | null {
+  /** What the samples since the last call show, as lines; then starts afresh. */
+  take(): string[] {
     const n = this.samples;
-    if (n === 0) return null;
+    if (n === 0) return [];
     const avg = (x: number) => (x / n).toFixed(1);
     const states = [...this.stateSum.entries()].sort((a, b) => b[1] - a[1]);
     const waits = [...this.activeSum.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4);
@@ -256,11 +277,17 @@ export class PgMonitor {
       return `${avg(sum)} ${state}${detail}`;
     });
     const line = `pg_stat_activity, mean of ${n} samples (every 100 ms): toolgate's ${this.maxOurs} connections ${parts.join(', ')}; other sessions active on the server: ${avg(this.othersActiveSum)}`;
+    const perAnswer = this.answers > 0 ? (this.xids / this.answers).toFixed(3) : '-';
+    // A group commit of consumptions takes two transaction ids, in its two round trips: its own and
+    // its notification's; so for consumptions this is also the round trips per consumption.
+    const xids = `transactions that wrote: ${this.xids} over the measured rounds, ${perAnswer} per 2xx answer (a consumptions' group commit writes two, its own and its notification's, in its two round trips; toolgate's heartbeats and once-a-second writes add a few a second)`;
     this.samples = 0;
+    this.xids = 0;
+    this.answers = 0;
     this.stateSum = new Map();
     this.activeSum = new Map();
     this.othersActiveSum = 0;
     this.maxOurs = 0;
-    return line;
+    return [line, xids];
   }
 }

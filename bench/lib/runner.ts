@@ -114,7 +114,7 @@ export async function alternate(
     const loadgen = loadgenSeconds() - before.loadgen;
     const machine = machineSeconds();
     const wall = (performance.now() - before.at) / 1000;
-    const database = watch ? await watch.stop() : null;
+    const database = watch ? await watch.stop(sample.ok) : null;
     if (child.hasExited()) throw new Error(`${child.name} died during ${label}:\n${child.output()}`);
     const cores = (cpu: number | null) => (cpu === null ? null : cpu / wall);
     const serverUsed = server === null || before.server === null ? null : server - before.server;
@@ -230,8 +230,7 @@ export async function runScenario(
   notes.push(...rateNotes(baseline, toolgate, scenario.rotates));
   notes.push(...run.cpu.map((text): Note => ({ level: 'info', text })));
   notes.push({ level: 'info', text: memoryLine([baseline, toolgate]) });
-  const activity = f.toolgate.monitor?.take();
-  if (activity) notes.push({ level: 'info', text: activity });
+  for (const text of f.toolgate.monitor?.take() ?? []) notes.push({ level: 'info', text });
 
   return {
     id: scenario.id,

@@ -123,8 +123,8 @@ export async function runScale(
     notes.push(...run.cpu.map((text): Note => ({ level: 'info', text })));
     notes.push({ level: 'info', text: memoryLine([run.a, run.b]) });
     for (let i = 0; i < 2; i++) {
-      const activity = targets[i]!.monitor?.take();
-      if (activity) notes.push({ level: 'info', text: `${names[i]}: ${activity}` });
+      for (const text of targets[i]!.monitor?.take() ?? [])
+        notes.push({ level: 'info', text: `${names[i]}: ${text}` });
     }
     return {
       backend,
