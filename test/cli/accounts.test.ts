@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import { type Scratch, scratch } from './run-cli.js';
 
 let t: Scratch;
@@ -191,15 +192,7 @@ describe('toolgate migrate', () => {
     const fresh = scratch();
     try {
       expect(await fresh.json('migrate')).toEqual({
-        applied: [
-          '001-initial',
-          '002-audit',
-          '003-fair-use-rows',
-          '004-tools',
-          '005-usage-history',
-          '006-webhooks',
-          '007-fair-use-on-accounts',
-        ],
+        applied: MIGRATIONS.map(migrationLabel),
       });
       expect(await fresh.json('migrate')).toEqual({ applied: [] });
       const r = await fresh.run('migrate');

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { incrementsFor, type WindowState } from '../../src/domain/fair-use.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { initial } from '../../src/store/migrations/001-initial.js';
+import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
@@ -64,14 +65,8 @@ async function windowsOf(store: Store) {
 
 async function expectUpgraded(store: Store): Promise<void> {
   expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({
-    applied: [
-      '002-audit',
-      '003-fair-use-rows',
-      '004-tools',
-      '005-usage-history',
-      '006-webhooks',
-      '007-fair-use-on-accounts',
-    ],
+    // Every migration after the first, in order.
+    applied: MIGRATIONS.slice(1).map(migrationLabel),
   });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
   expect(await windowsOf(store)).toEqual(WINDOWS);
