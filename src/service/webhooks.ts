@@ -8,7 +8,7 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { validateEndpoint, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks.js';
 import { BlockedAddressError, checkDestination } from '../webhooks/address-guard.js';
-import { newSigningSecret } from '../webhooks/sender.js';
+import { newSigningSecret } from '../webhooks/signing.js';
 import { draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 

@@ -5,21 +5,10 @@
  * against the address guard. A 2xx within the timeout is delivered; anything else is an attempt
  * that failed, with its status code or the reason it had none.
  */
-import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { BlockedAddressError, guardedLookup, hostOf, isBlockedAddress } from './address-guard.js';
-
-/** A new endpoint's signing secret: `whsec_` and 24 random bytes in base64 (Standard Webhooks' form). */
-export function newSigningSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}
-
-/** The webhook-signature header's value for this message. */
-export function sign(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
+import { sign } from './signing.js';
 
 export interface SendResult {
   delivered: boolean;
