@@ -21,19 +21,26 @@ interface Counted {
   sent: string[];
 }
 
+type Query = (...args: unknown[]) => unknown;
+
+/** Puts `wrap` around `query` of every connection the store's pool gives out, once per connection. */
+function aroundQueries(store: Store, wrap: (query: Query) => Query): void {
+  const pool = (store as unknown as { pool: { on(e: string, f: (c: never) => void): void } }).pool;
+  const wrapped = new WeakSet<object>();
+  pool.on('acquire', (client: { query: Query }) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    client.query = wrap(client.query.bind(client));
+  });
+}
+
 /** Counts what the store's pool sends: each client.query is one round trip. */
 function count(store: Store): Counted {
   const counted: Counted = { sent: [] };
-  const pool = (store as unknown as { pool: { on(e: string, f: (c: never) => void): void } }).pool;
-  pool.on('acquire', (client: { query: (...a: unknown[]) => unknown; __counted?: boolean }) => {
-    if (client.__counted) return;
-    client.__counted = true;
-    const query = client.query.bind(client);
-    client.query = (...args: unknown[]) => {
-      const q = args[0] as string | { text: string };
-      counted.sent.push(typeof q === 'string' ? q : q.text);
-      return query(...args);
-    };
+  aroundQueries(store, (query) => (...args) => {
+    const q = args[0] as string | { text: string };
+    counted.sent.push(typeof q === 'string' ? q : q.text);
+    return query(...args);
   });
   return counted;
 }
@@ -162,16 +169,14 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
       await account(id);
       // Fault injection on the real server: the payload made longer than PostgreSQL accepts, so its
       // pg_notify fails, after the COMMIT, in the same query.
-      const pool = (own as unknown as { pool: { on(e: string, f: (c: never) => void): void } }).pool;
-      pool.on('acquire', (client: { query: (...a: unknown[]) => unknown; __faulty?: boolean }) => {
-        if (client.__faulty) return;
-        client.__faulty = true;
-        const query = client.query.bind(client);
-        client.query = (...args: unknown[]) =>
-          typeof args[0] === 'string' && args[0].includes('pg_notify(')
-            ? query(args[0].replace(/, '(c [^']*)'\)$/, (_, p: string) => `, '${p}${'x'.repeat(9000)}')`))
-            : query(...args);
-      });
+      aroundQueries(
+        own,
+        (query) =>
+          (...args) =>
+            typeof args[0] === 'string' && args[0].includes('pg_notify(')
+              ? query(args[0].replace(/, '(c [^']*)'\)$/, (_, p: string) => `, '${p}${'x'.repeat(9000)}')`))
+              : query(...args),
+      );
       const outcome = await cached.commitUsage(commit(id, { render: (w) => w }));
       expect(outcome.kind).toBe('committed');
       expect(warnings).toEqual(['could not notify the other servers of committed consumptions']);
