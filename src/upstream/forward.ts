@@ -2,6 +2,7 @@
 
 import { Agent, type Dispatcher } from 'undici';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
+import { memberJson } from './json-member.js';
 
 export interface UpstreamTarget {
   /** An http(s) URL. */
@@ -30,6 +31,8 @@ export type UpstreamResult =
       httpStatus: number;
       status: 'ok' | 'not_found';
       results: unknown;
+      /** `results` as JSON text, as the upstream wrote it ('null' when absent); undefined: serialise `results`. */
+      resultsJson: string | undefined;
       metadata: Record<string, unknown> | undefined;
       /** The whole answer (what a records pointer points into); undefined for a 404 without a JSON object. */
       body: Record<string, unknown> | undefined;
@@ -168,6 +171,7 @@ async function interpret(res: Dispatcher.ResponseData, maxBytes: number): Promis
       httpStatus: 404,
       status: 'not_found',
       results: body?.results ?? null,
+      resultsJson: body ? resultsJson(text, body) : 'null',
       metadata: metadataOf(body),
       body,
     };
@@ -188,9 +192,17 @@ async function interpret(res: Dispatcher.ResponseData, maxBytes: number): Promis
     httpStatus: status,
     status: answerStatus,
     results: parsed.results ?? null,
+    resultsJson: resultsJson(text, parsed),
     metadata: metadataOf(parsed),
     body: parsed,
   };
+}
+
+/** The answer's `results` as written in `text`, which JSON.parse turned into `body`. */
+function resultsJson(text: string, body: Record<string, unknown>): string | undefined {
+  // `null` too is written as null: the envelope's `results` is then null, as when absent.
+  if (body.results === undefined || body.results === null) return 'null';
+  return memberJson(text, 'results');
 }
 
 /** The body as text, or undefined once it passes `maxBytes` (the body is then destroyed, freeing nothing but memory). */

@@ -294,6 +294,35 @@ describe('catalogue tools', () => {
     expect(await account(accountId)).toEqual(before);
   });
 
+  it('results go out as the upstream wrote them; an escaped key is still read as JSON.parse reads it', async () => {
+    const { key } = await accountWithKey(h.services, { tokens: 5 });
+    const written = '[ {"id": 12345678901234567890, "name": "\\u00e9\\"}"}, 1.50 ]';
+    upstream.on('free', (_call, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"status" : "ok",\n "results": ${written}, "metadata": {"page": 1}}`);
+    });
+    const res = await call(key, 'ping_free', {});
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    // Written in as it came (the big integer keeps its digits), and the whole answer is JSON.
+    expect(res.body).toBe(
+      `{"results":${written},"status":"ok","metadata":{"page":1,"tokens_charged":0,"tokens_remaining":5}}`,
+    );
+    expect(res.json().results[0].name).toBe('é"}');
+
+    // `res\u0075lts` is `results` to JSON.parse, and wins as the later key: the parsed value is sent.
+    upstream.on('free', (_call, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"results":[1],"res\\u0075lts":[2]}');
+    });
+    const escaped = await call(key, 'ping_free', {});
+    expect(escaped.json()).toEqual({
+      results: [2],
+      status: 'ok',
+      metadata: { tokens_charged: 0, tokens_remaining: 5 },
+    });
+  });
+
   it('an unlimited account is never charged and reports -1', async () => {
     const { key } = await accountWithKey(h.services, { unlimited: true });
     const res = await call(key, 'search_people', { title: 'cto', limit: 2 });

@@ -135,6 +135,7 @@ describe('Upstreams.forward', () => {
         httpStatus: 200,
         status: 'ok',
         results: { rows: [1, 2] },
+        resultsJson: '{"rows":[1,2]}',
         metadata: { source: 'test' },
         body: expect.objectContaining({ results: { rows: [1, 2] }, metadata: { source: 'test' } }),
       });
@@ -146,13 +147,19 @@ describe('Upstreams.forward', () => {
         httpStatus: 201,
         status: 'ok',
         results: [3],
+        resultsJson: '[3]',
         metadata: undefined,
         body: expect.objectContaining({ results: [3] }),
       });
     });
 
     it('answers null results when the body has none', async () => {
-      expect(await forward('/ok-no-results')).toMatchObject({ kind: 'answer', status: 'ok', results: null });
+      expect(await forward('/ok-no-results')).toMatchObject({
+        kind: 'answer',
+        status: 'ok',
+        results: null,
+        resultsJson: 'null',
+      });
     });
 
     it('reports a miss given as status "not_found"', async () => {
@@ -161,6 +168,7 @@ describe('Upstreams.forward', () => {
         httpStatus: 200,
         status: 'not_found',
         results: null,
+        resultsJson: 'null',
         metadata: { tried: 2 },
         body: expect.objectContaining({ status: 'not_found' }),
       });
@@ -172,6 +180,7 @@ describe('Upstreams.forward', () => {
         httpStatus: 404,
         status: 'not_found',
         results: { why: 'gone' },
+        resultsJson: '{"why":"gone"}',
         metadata: { m: 1 },
         body: expect.objectContaining({ results: { why: 'gone' } }),
       });
@@ -183,6 +192,7 @@ describe('Upstreams.forward', () => {
         httpStatus: 404,
         status: 'not_found',
         results: null,
+        resultsJson: 'null',
         metadata: undefined,
         body: undefined,
       });

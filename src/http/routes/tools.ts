@@ -22,7 +22,7 @@ const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 function answer(reply: FastifyReply, out: unknown): unknown {
   if (out instanceof WithStatus) {
     reply.code(out.statusCode);
-    return out.body;
+    out = out.body;
   }
   if (!(out instanceof RawJson)) return out;
   reply.type('application/json; charset=utf-8');

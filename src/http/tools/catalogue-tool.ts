@@ -82,6 +82,7 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
         case 'answer': {
           const answer: ToolAnswer = {
             results: result.results,
+            ...(result.resultsJson !== undefined ? { resultsJson: result.resultsJson } : {}),
             records: recordsAt && result.status === 'ok' ? countRecords(result.body, recordsAt) : 0,
           };
           if (result.status === 'not_found') answer.missed = true;

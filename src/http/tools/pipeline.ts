@@ -12,7 +12,7 @@ import type { AccountSnapshot } from '../../store/store.js';
 import { unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { FairUseMetadataSchema } from '../schemas.js';
-import { type DataTool, type Tool, type ToolAnswer, type ToolContext, WithStatus } from './tool.js';
+import { type DataTool, RawJson, type Tool, type ToolAnswer, type ToolContext, WithStatus } from './tool.js';
 
 export function responseSchema(tool: Tool) {
   if (tool.kind === 'account') return tool.response;
@@ -88,14 +88,22 @@ function balanceOf(snapshot: AccountSnapshot, balanceAfter: number | null): numb
   return balanceAfter ?? snapshot.account.tokenBalance;
 }
 
-/** `{results, status, metadata}`: the tool's metadata, then toolgate's members, which win a clash. */
+/**
+ * `{results, status, metadata}`: the tool's metadata, then toolgate's members, which win a clash.
+ * Results the tool has as JSON text already are written in as they are.
+ */
 function envelope(answer: ToolAnswer, own: Record<string, unknown>): unknown {
-  const body = {
-    results: answer.results,
-    status: answer.missed ? 'not_found' : 'ok',
-    metadata: answer.metadata ? { ...answer.metadata, ...own } : own,
-  };
+  const status = answer.missed ? 'not_found' : 'ok';
+  const metadata = answer.metadata ? { ...answer.metadata, ...own } : own;
+  const body = { results: answer.results, status, metadata };
+  const out =
+    answer.resultsJson === undefined
+      ? body
+      : new RawJson(
+          `{"results":${answer.resultsJson},"status":"${status}","metadata":${JSON.stringify(metadata)}}`,
+          body,
+        );
   return answer.httpStatus !== undefined && answer.httpStatus !== 200
-    ? new WithStatus(answer.httpStatus, body)
-    : body;
+    ? new WithStatus(answer.httpStatus, out)
+    : out;
 }

@@ -123,8 +123,13 @@ export class ToolRegistry {
   async call(callable: Callable, ctx: ToolContext, args: unknown): Promise<Answered> {
     ToolRegistry.admit(callable, args);
     const out = await runTool(callable.tool, ctx, args);
-    if (out instanceof WithStatus) return { statusCode: out.statusCode, body: out.body };
-    if (out instanceof RawJson) return { statusCode: 200, body: JSON.parse(out.json), json: out.json };
-    return { statusCode: 200, body: out };
+    if (out instanceof WithStatus) return answered(out.statusCode, out.body);
+    return answered(200, out);
   }
+}
+
+/** A tool's answer as a value, with its JSON text when the tool made that already (not made again). */
+function answered(statusCode: number, out: unknown): Answered {
+  if (!(out instanceof RawJson)) return { statusCode, body: out };
+  return { statusCode, body: out.value === undefined ? JSON.parse(out.json) : out.value, json: out.json };
 }

@@ -50,6 +50,11 @@ export interface Metering {
 export interface ToolAnswer {
   /** The `results` member of the answer. */
   results: unknown;
+  /**
+   * `results` already as JSON text (a catalogue tool's: as its upstream wrote it): the answer is then
+   * written around it, and `results` is not serialised again.
+   */
+  resultsJson?: string;
   /** Records returned, counted against fair use (a miss counts none). */
   records: number;
   /** Nothing was found: the answer's status is `not_found`, and only the request is counted. */
@@ -71,9 +76,15 @@ export interface DataTool extends ToolBase {
 
 export type Tool = AccountTool | DataTool;
 
-/** An answer already serialised to JSON (exactly what the response schema would produce): sent as is. */
+/**
+ * An answer already serialised to JSON (exactly what the response schema would produce): sent as is.
+ * `value`, when given, is the same answer as a value, for a door that needs both (MCP).
+ */
 export class RawJson {
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: string,
+    readonly value?: unknown,
+  ) {}
 }
 
 /** An answer with another HTTP status than 200. */
