@@ -89,17 +89,8 @@ export class Upstreams {
   }
 
   private async send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
-    let url: URL;
-    try {
-      url = new URL(target.url);
-    } catch {
-      return upstreamError('the upstream URL is not valid');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return upstreamError('the upstream URL is not http(s)');
-    // undici would silently drop userinfo; refusing keeps a misconfigured secret from being ignored unnoticed.
-    if (url.username || url.password)
-      return upstreamError('the upstream URL carries credentials; use headers');
+    const to = destination(target);
+    if (typeof to === 'string') return upstreamError(to);
 
     const controller = new AbortController();
     let timedOut = false;
@@ -109,10 +100,10 @@ export class Upstreams {
     }, target.timeoutMs);
     try {
       const res = await this.agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        origin: to.origin,
+        path: to.path,
         method: 'POST',
-        headers: requestHeaders(target.headers, call),
+        headers: requestHeaders(to.headers, call),
         body: call.body,
         signal: controller.signal,
         headersTimeout: target.timeoutMs,
@@ -132,14 +123,48 @@ export class Upstreams {
   }
 }
 
+/** Where a target's calls go, and its configured headers; or why it cannot be called. */
+interface Destination {
+  origin: string;
+  path: string;
+  /** The operator's headers, without those toolgate sets itself. */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** Worked out once per target (a catalogue revision's tool), not per call; gone with the target. */
+const destinations = new WeakMap<UpstreamTarget, Destination | string>();
+
+function destination(target: UpstreamTarget): Destination | string {
+  let d = destinations.get(target);
+  if (d === undefined) {
+    d = resolveDestination(target);
+    destinations.set(target, d);
+  }
+  return d;
+}
+
+function resolveDestination(target: UpstreamTarget): Destination | string {
+  let url: URL;
+  try {
+    url = new URL(target.url);
+  } catch {
+    return 'the upstream URL is not valid';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'the upstream URL is not http(s)';
+  // undici would silently drop userinfo; refusing keeps a misconfigured secret from being ignored unnoticed.
+  if (url.username || url.password) return 'the upstream URL carries credentials; use headers';
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(target.headers)) {
+    if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
+  return { origin: url.origin, path: `${url.pathname}${url.search}`, headers };
+}
+
 function requestHeaders(
   configured: Readonly<Record<string, string>>,
   call: ForwardCall,
 ): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(configured)) {
-    if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
-  }
+  const headers: Record<string, string> = { ...configured };
   headers['content-type'] = 'application/json';
   headers['x-request-id'] = call.requestId;
   headers['x-toolgate-account'] = call.accountId;
