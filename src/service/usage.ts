@@ -52,7 +52,7 @@ export interface MeterRequest<T> {
 
 export class UsageService {
   /** Requests let through by `hold` and not yet committed, by account and category. */
-  private readonly inFlight = new Map<string, number>();
+  private readonly inFlight = new Map<string, Record<Category, number>>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -160,19 +160,26 @@ export class UsageService {
     amounts: Amounts,
     tokenCost: number,
   ): Result<{ release: () => void }> {
-    const key = `${snapshot.account.id}\0${category}`;
-    const held = this.inFlight.get(key) ?? 0;
-    const checked = this.precheck(snapshot, category, amounts, tokenCost, held);
+    // By the account id the snapshot holds (its hash is kept), not a key string made per call.
+    const accountId = snapshot.account.id;
+    let held = this.inFlight.get(accountId);
+    const already = held?.[category] ?? 0;
+    const checked = this.precheck(snapshot, category, amounts, tokenCost, already);
     if (!checked.ok) return checked;
-    this.inFlight.set(key, held + amounts.requests);
+    if (!held) {
+      held = { enrich: 0, search: 0 };
+      this.inFlight.set(accountId, held);
+    }
+    held[category] = already + amounts.requests;
+    const counts = held;
     let released = false;
     return ok({
       release: () => {
         if (released) return;
         released = true;
-        const left = (this.inFlight.get(key) ?? 0) - amounts.requests;
-        if (left > 0) this.inFlight.set(key, left);
-        else this.inFlight.delete(key);
+        counts[category] -= amounts.requests;
+        if (counts.enrich <= 0 && counts.search <= 0 && this.inFlight.get(accountId) === counts)
+          this.inFlight.delete(accountId);
       },
     });
   }
