@@ -28,6 +28,7 @@ import type { User } from '../../src/domain/users.js';
 import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
 import type { LedgerAppend, Store, UsageCommit } from '../../src/store/store.js';
 import { accountRecord, limits } from '../helpers.js';
+import { seededRandom } from '../seeded-random.js';
 
 export interface StoreFixture {
   /** A store on an empty database: not migrated yet. */
@@ -97,18 +98,6 @@ function audit(
   details: AuditDetails = {},
 ): AuditEntry {
   return { id: id('aud'), at: T, actor: 'admin:ops', action, accountId, targetId, details };
-}
-
-/** A small seeded PRNG (mulberry32): the property run is the same on every backend and every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 export function storeContract(name: string, makeStore: () => Promise<StoreFixture>): void {
@@ -577,7 +566,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           for (const seed of [1, 2, 3]) {
             const other = account({ planId: 'tiny' });
             await store.createAccount(other);
-            const random = prng(seed);
+            const random = seededRandom(seed);
             const pick = <X>(xs: readonly X[]): X => xs[Math.floor(random() * xs.length)]!;
             const clock = new FixedClock(T * 1000);
             let plan = TINY;

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { quoteLiteral } from '../../src/store/postgres/driver.js';
 import { POSTGRES_URL, postgresAvailable } from '../postgres.js';
+import { seededRandom } from '../seeded-random.js';
 
 const ALPHABET = [
   "'",
@@ -35,24 +36,13 @@ function randomString(rng: () => number): string {
   return s;
 }
 
-/** A small seeded generator (mulberry32): the same strings on every run. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SAMPLES = [
   '',
   "it's",
   'back\\slash',
   "both ' and \\",
   JSON.stringify([{ category: 'enrich', note: 'O\'Brien \\ "quoted"' }]),
-  ...Array.from({ length: 500 }, (_, i) => randomString(seeded(i + 1))),
+  ...Array.from({ length: 500 }, (_, i) => randomString(seededRandom(i + 1))),
 ];
 
 const postgres = await postgresAvailable();

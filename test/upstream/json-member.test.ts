@@ -2,17 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { memberJson } from '../../src/upstream/json-member.js';
-
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../seeded-random.js';
 
 /** Strings meant to trip a scanner: quotes, backslashes, brackets, commas and colons inside. */
 const NASTY = [
@@ -64,7 +54,7 @@ describe('memberJson', () => {
   it('finds exactly the member JSON.parse took, over generated objects', () => {
     let found = 0;
     for (let seed = 1; seed <= 3000; seed++) {
-      const r = random(seed);
+      const r = seededRandom(seed);
       const members: [string, unknown][] = [];
       for (let i = Math.floor(r() * 5); i > 0; i--) {
         const name = r() < 0.4 ? 'results' : r() < 0.5 ? 'status' : NASTY[Math.floor(r() * NASTY.length)]!;
