@@ -162,24 +162,21 @@ export class UsageService {
   ): Result<{ release: () => void }> {
     // By the account id the snapshot holds (its hash is kept), not a key string made per call.
     const accountId = snapshot.account.id;
-    let held = this.inFlight.get(accountId);
+    const held = this.inFlight.get(accountId);
     const already = held?.[category] ?? 0;
     const checked = this.precheck(snapshot, category, amounts, tokenCost, already);
     if (!checked.ok) return checked;
-    if (!held) {
-      held = { enrich: 0, search: 0 };
-      this.inFlight.set(accountId, held);
-    }
-    held[category] = already + amounts.requests;
-    const counts = held;
+    const counts = held ?? { enrich: 0, search: 0 };
+    if (!held) this.inFlight.set(accountId, counts);
+    counts[category] = already + amounts.requests;
     let released = false;
     return ok({
       release: () => {
         if (released) return;
         released = true;
         counts[category] -= amounts.requests;
-        if (counts.enrich <= 0 && counts.search <= 0 && this.inFlight.get(accountId) === counts)
-          this.inFlight.delete(accountId);
+        // Removed only once nothing is held: a later hold then starts a fresh entry.
+        if (counts.enrich <= 0 && counts.search <= 0) this.inFlight.delete(accountId);
       },
     });
   }

@@ -82,9 +82,9 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
         case 'answer': {
           const answer: ToolAnswer = {
             results: result.results,
-            ...(result.resultsJson !== undefined ? { resultsJson: result.resultsJson } : {}),
             records: recordsAt && result.status === 'ok' ? countRecords(result.body, recordsAt) : 0,
           };
+          if (result.resultsJson !== undefined) answer.resultsJson = result.resultsJson;
           if (result.status === 'not_found') answer.missed = true;
           if (result.metadata) answer.metadata = result.metadata;
           if (result.httpStatus === 404) answer.httpStatus = 404;
