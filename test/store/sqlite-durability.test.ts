@@ -155,6 +155,33 @@ describe('durable answers', () => {
         ?.used,
     ).toBe(12);
   });
+  it('consumptions that keep coming turn after turn wait for each other, three turns at most', async () => {
+    const h = await scratchServices();
+    cleanups.push(() => h.close());
+    const store = h.store as SqliteStore;
+    const wal = (store as unknown as { walSync: WalSync }).walSync;
+    const { accountId } = await accountWithKey(h.services);
+    await h.services.usage.record(accountId, { category: 'search', records: 1 });
+    const before = store.walSyncs;
+    const record = () => h.services.usage.record(accountId, { category: 'search', records: 1 });
+    // Two in one turn: more may be on their way, so the end of the turn commits nothing.
+    const calls = [record(), record()];
+    await nextTurn();
+    expect(wal.busy).toBe(false);
+    calls.push(record());
+    await nextTurn();
+    expect(wal.busy).toBe(false);
+    // They keep coming, but the third turn's end commits what waited: the fdatasync has started.
+    calls.push(record());
+    await nextTurn();
+    expect(wal.busy).toBe(true);
+    const results = await Promise.all(calls);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(store.walSyncs).toBe(before + 1);
+    const used = results.map((r) => r.ok && r.value.response.fair_use.search?.records['5h'].used);
+    expect(used).toEqual([2, 3, 4, 5]);
+  });
+
   it('held consumptions join the next fdatasync even when another write already waits for it', async () => {
     const h = await scratchServices();
     cleanups.push(() => h.close());
