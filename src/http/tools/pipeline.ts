@@ -33,20 +33,39 @@ export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
   return tool.kind === 'account' ? tool.run(ctx, args) : runData(tool, ctx, args);
 }
 
-async function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<unknown> {
-  const { usage, deps } = ctx.services;
+function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<unknown> {
   // From memory, mostly: not a promise to wait for then.
-  const read = deps.reads.getSnapshot(ctx.accountId);
-  const snapshot = read instanceof Promise ? await read : read;
-  if (!snapshot) throw new ApiError('invalid_api_key');
+  const read = ctx.services.deps.reads.getSnapshot(ctx.accountId);
+  if (read instanceof Promise) return read.then((snapshot) => runOn(tool, ctx, args, snapshot));
+  return runOn(tool, ctx, args, read);
+}
+
+function runOn(
+  tool: DataTool,
+  ctx: ToolContext,
+  args: unknown,
+  snapshot: AccountSnapshot | undefined,
+): Promise<unknown> {
+  if (!snapshot) return Promise.reject(new ApiError('invalid_api_key'));
   const metering = tool.metered;
-  if (!metering) {
-    unwrap(statusRefusal(snapshot.account.status) ?? { ok: true, value: undefined });
-    const answer = await tool.run(ctx, args);
+  if (metering) return runMetered(tool, metering, ctx, args, snapshot);
+  const refused = statusRefusal(snapshot.account.status);
+  if (refused && !refused.ok) return Promise.reject(ApiError.from(refused.error));
+  // A free tool: its answer wrapped, through one promise.
+  return tool.run(ctx, args).then((answer) => {
     ctx.outcome = { records: answer.missed ? 0 : answer.records, tokens: 0, missed: answer.missed === true };
     return envelope(answer, { tokens_charged: 0, tokens_remaining: balanceOf(snapshot, null) });
-  }
+  });
+}
 
+async function runMetered(
+  tool: DataTool,
+  metering: NonNullable<DataTool['metered']>,
+  ctx: ToolContext,
+  args: unknown,
+  snapshot: AccountSnapshot,
+): Promise<unknown> {
+  const { usage } = ctx.services;
   const { category } = metering;
   const expected = { records: metering.expectedRecords?.(args) ?? 0, requests: 1 };
   const hold = unwrap(usage.hold(snapshot, category, expected, metering.tokenCost(args, expected.records)));
