@@ -63,6 +63,38 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     ]);
   });
 
+  it('loads the MCP SDK with the first MCP request, not at start', async () => {
+    const env = { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'data', 'toolgate.db')}` };
+    const hook = join(import.meta.dirname, 'module-load-hook.mjs');
+    const server = await startServer(env, ['--import', hook, 'dist/main.js']);
+    const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(server.stdout())?.[1];
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const account = await fetch(`${server.url}/api/v1/tools/get_account`, {
+      method: 'POST',
+      headers,
+      body: '{}',
+    });
+    expect(account.status).toBe(200);
+    expect(server.stderr()).not.toContain('resolving @modelcontextprotocol/');
+    const mcp = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    });
+    expect(mcp.status).toBe(200);
+    expect(((await mcp.json()) as { result?: { serverInfo?: unknown } }).result?.serverInfo).toEqual({
+      name: 'toolgate',
+      version: '1',
+    });
+    expect(server.stderr()).toContain('resolving @modelcontextprotocol/server');
+    expect(await server.stop()).toBe(0);
+  });
+
   it('creates no demo account when NODE_ENV=production', async () => {
     const server = await startServer({
       TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
