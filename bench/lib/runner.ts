@@ -240,7 +240,10 @@ export async function runScenario(
     baseline,
     toolgate,
     ratio: run.ratio,
-    target: scenario.target ?? null,
+    target:
+      scenario.targetBackend === undefined || scenario.targetBackend === f.toolgate.backend
+        ? (scenario.target ?? null)
+        : null,
     postgresTarget: scenario.postgresTarget ?? null,
     notes,
   };

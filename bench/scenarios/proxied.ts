@@ -19,6 +19,8 @@ function proxied(id: string, tool: string, metered: boolean, target: number): Sc
     description: `POST /api/v1/tools/${tool} ${BODY} with a bearer API key, rotating over every seeded key: ${metered ? 'a metered catalogue tool (category search, 10 records a call, 0 tokens)' : 'a free catalogue tool (no metering)'} forwarding to the bench's upstream; the baseline forwards to the same upstream with toolgate's own undici client`,
     rotates: 'key',
     target,
+    // The targets are toolgate's on SQLite; on PostgreSQL the figures are shown, not judged.
+    targetBackend: 'sqlite',
     prepare: (f) => proxiedFixture(f, tool, metered),
     requests: (f) =>
       f.accounts.map((a) => ({

@@ -4,6 +4,7 @@
  * nothing). The runner (lib/runner.ts) does the measuring; a scenario only describes.
  */
 import type { SeededAccount } from '../lib/admin.js';
+import type { Backend } from '../lib/args.js';
 import type { LoadRequest } from '../lib/load.js';
 import type { Target, ToolgateTarget } from '../lib/targets.js';
 
@@ -48,6 +49,8 @@ export interface Scenario {
    * missed); none for scenarios without a target.
    */
   target?: number;
+  /** The backend `target` is set for (the proxied scenarios': SQLite); none: every backend. */
+  targetBackend?: Backend;
   /**
    * The least ratio of its PostgreSQL ratio to its SQLite ratio in the same run (report: met or
    * missed, when both backends ran); none for scenarios without one.
