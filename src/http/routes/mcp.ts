@@ -36,7 +36,12 @@ export async function mcpRoutes(
     return engine;
   };
   app.addHook('onClose', async () => {
-    if (engine) await (await engine).close();
+    // An engine that failed to load has nothing to close (its request was answered with the failure).
+    if (engine)
+      await engine.then(
+        (e) => e.close(),
+        () => undefined,
+      );
   });
 
   const authenticate = keyAuthentication(services, opts.limits, {
