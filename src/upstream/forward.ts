@@ -1,7 +1,8 @@
 /** @module The one place that calls an operator's upstream service for a catalogue tool; every failure is a value. */
 
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
+import { exchange } from './exchange.js';
 import { memberJson } from './json-member.js';
 
 export interface UpstreamTarget {
@@ -67,8 +68,6 @@ const NETWORK_REASONS: Record<string, string> = {
   UND_ERR_SOCKET: 'connection closed by the upstream',
 };
 
-type Body = Dispatcher.ResponseData['body'];
-
 export class Upstreams {
   private readonly agent: Agent;
   private readonly metrics: Metrics;
@@ -91,30 +90,34 @@ export class Upstreams {
   private async send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
     const to = destination(target);
     if (typeof to === 'string') return upstreamError(to);
-
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, target.timeoutMs);
-    try {
-      const res = await this.agent.request({
+    const outcome = await exchange(
+      this.agent,
+      {
         origin: to.origin,
         path: to.path,
         method: 'POST',
         headers: requestHeaders(to.headers, call),
         body: call.body,
-        signal: controller.signal,
-        headersTimeout: target.timeoutMs,
-        bodyTimeout: target.timeoutMs,
-      });
-      return await interpret(res, target.maxResponseBytes);
-    } catch (err) {
-      if (timedOut || TIMEOUT_CODES.has(errorCode(err) ?? '')) return timeout(target.timeoutMs);
-      return upstreamError(describeFailure(err));
-    } finally {
-      clearTimeout(timer);
+        // The exchange's own timer bounds the whole call (connect, headers and body); undici's
+        // per-phase timers would only duplicate it, with two timer objects per call.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      target.maxResponseBytes,
+      target.timeoutMs,
+    );
+    switch (outcome.kind) {
+      case 'answered':
+        return interpret(outcome.status, outcome.text);
+      case 'oversized':
+        return wanted(outcome.status)
+          ? upstreamError(`answer larger than ${target.maxResponseBytes} bytes`)
+          : unwanted(outcome.status);
+      case 'timeout':
+        return timeout(target.timeoutMs);
+      case 'failed':
+        if (TIMEOUT_CODES.has(errorCode(outcome.error) ?? '')) return timeout(target.timeoutMs);
+        return upstreamError(describeFailure(outcome.error));
     }
   }
 
@@ -173,20 +176,21 @@ function requestHeaders(
   return headers;
 }
 
-async function interpret(res: Dispatcher.ResponseData, maxBytes: number): Promise<UpstreamResult> {
-  const status = res.statusCode;
-  const wanted = (status >= 200 && status < 300) || status === 404 || status === 400 || status === 422;
-  if (!wanted) {
-    // Drained, not destroyed, so a small error page leaves the connection reusable.
-    await res.body.dump({ limit: maxBytes }).catch(() => undefined);
-    if (status === 401 || status === 403) {
-      return upstreamError(`upstream refused toolgate's credentials (answered ${status})`);
-    }
-    return upstreamError(`upstream answered ${status}`);
-  }
+/** The statuses whose body is read as an answer; every other is an upstream error. */
+function wanted(status: number): boolean {
+  return (status >= 200 && status < 300) || status === 404 || status === 400 || status === 422;
+}
 
-  const text = await readCapped(res.body, res.headers['content-length'], maxBytes);
-  if (text === undefined) return upstreamError(`answer larger than ${maxBytes} bytes`);
+function unwanted(status: number): UpstreamResult {
+  if (status === 401 || status === 403) {
+    return upstreamError(`upstream refused toolgate's credentials (answered ${status})`);
+  }
+  return upstreamError(`upstream answered ${status}`);
+}
+
+/** An answer read in full (an unwanted status's body was read too, so the connection stays reusable). */
+function interpret(status: number, text: string): UpstreamResult {
+  if (!wanted(status)) return unwanted(status);
   const parsed = parseJson(text);
 
   if (status === 404) {
@@ -228,35 +232,6 @@ function resultsJson(text: string, body: Record<string, unknown>): string | unde
   // `null` too is written as null: the envelope's `results` is then null, as when absent.
   if (body.results === undefined || body.results === null) return 'null';
   return memberJson(text, 'results');
-}
-
-/** The body as text, or undefined once it passes `maxBytes` (the body is then destroyed, freeing nothing but memory). */
-async function readCapped(
-  body: Body,
-  contentLength: string | string[] | undefined,
-  maxBytes: number,
-): Promise<string | undefined> {
-  const declared = typeof contentLength === 'string' ? Number(contentLength) : Number.NaN;
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    abandon(body);
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Leaving the loop early destroys the stream through the iterator, so no error event goes unheard.
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > maxBytes) return undefined;
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-function abandon(body: Body): void {
-  // undici emits RequestAbortedError when a body is destroyed unread; nobody else listens for it.
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 const INVALID = Symbol('invalid JSON');

@@ -58,6 +58,18 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       res.write('{"results":');
       setTimeout(() => res.end('"late"}'), 2000);
       return;
+    case '/trickle': {
+      // Every chunk well inside the call's bound, the whole answer far outside it.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"results":"');
+      const drip = setInterval(() => res.write('x'), 50);
+      setTimeout(() => {
+        clearInterval(drip);
+        res.end('"}');
+      }, 3000);
+      res.on('close', () => clearInterval(drip));
+      return;
+    }
     case '/big': {
       const text = JSON.stringify({ results: 'x'.repeat(BIG) });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -289,6 +301,13 @@ describe('Upstreams.forward', () => {
 
     it('times out an upstream whose headers come at once but whose body comes too late', async () => {
       expect(await forward('/slow-body', { timeoutMs: 200 })).toMatchObject({
+        kind: 'error',
+        code: 'upstream_timeout',
+      });
+    });
+
+    it('bounds the whole call, not each chunk: a body trickling past timeout_ms times out', async () => {
+      expect(await forward('/trickle', { timeoutMs: 300 })).toMatchObject({
         kind: 'error',
         code: 'upstream_timeout',
       });
