@@ -18,7 +18,7 @@ export type Exchanged =
   /** The connection or the exchange failed. */
   | { kind: 'failed'; error: Error };
 
-/** The reasons toolgate aborts a call with, so undici's echo of them is recognised. */
+/** The reasons toolgate aborts a call with (undici reports them back through onResponseError, ignored once settled). */
 const TIMED_OUT = new Error('toolgate: upstream call timed out');
 const TOO_LARGE = new Error('toolgate: upstream answer too large');
 
@@ -34,7 +34,7 @@ export function exchange(
 ): Promise<Exchanged> {
   return new Promise((resolve) => {
     const handler = new ExchangeHandler(maxBytes, resolve);
-    handler.timer = setTimeout(() => handler.stop(TIMED_OUT), timeoutMs);
+    handler.timer = setTimeout(() => handler.timeUp(), timeoutMs);
     try {
       dispatcher.dispatch(opts, handler);
     } catch (error) {
@@ -47,8 +47,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   timer: NodeJS.Timeout | undefined;
   private controller: Dispatcher.DispatchController | null = null;
   private settled = false;
-  /** Set when toolgate stopped the call before undici handed over its controller. */
-  private stoppedWith: Error | null = null;
+  /** Set when the time was up before undici handed over the call's controller. */
+  private timedOut = false;
   private status = 0;
   private readonly chunks: Buffer[] = [];
   private size = 0;
@@ -60,7 +60,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.stoppedWith) controller.abort(this.stoppedWith);
+    if (this.timedOut) controller.abort(TIMED_OUT);
   }
 
   onResponseStart(
@@ -103,11 +103,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.settle({ kind: 'failed', error });
   }
 
-  /** Ends the call now with `reason`'s outcome, aborting it (at once, or as soon as undici starts it). */
-  stop(reason: Error): void {
-    if (reason === TIMED_OUT) this.settle({ kind: 'timeout' });
-    this.stoppedWith = reason;
-    this.controller?.abort(reason);
+  /** Ends the call as timed out, and aborts it: at once, or as soon as undici starts it (a connect under way). */
+  timeUp(): void {
+    this.settle({ kind: 'timeout' });
+    this.timedOut = true;
+    this.controller?.abort(TIMED_OUT);
   }
 
   private settle(outcome: Exchanged): void {
