@@ -32,13 +32,19 @@ export const DEFAULT_RETENTION_DAYS = 400;
 const MAX_PENDING_ROWS = 100_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** A row being counted; `written` once a flush has taken it. */
-type PendingRow = UsageRow & { written: boolean };
+/**
+ * A row being counted: one per account, day, key, tool and surface, kept for the day and counted
+ * into in place. A flush takes its counts and zeroes it, rather than leaving it behind for a fresh
+ * row: rows replaced every second lived just long enough to be promoted to the old generation, a
+ * hundred bytes or so a call (docs/performance.md).
+ */
+type CountedRow = UsageRow & { queued: boolean };
 
 export class UsageCounters {
-  private pending = new Map<string, PendingRow>();
+  /** The rows counted into since the last flush took them, in the order first counted. */
+  private queue: CountedRow[] = [];
   /** Today's rows by key id, tool and surface (http, mcp): the request path's way to them. */
-  private rows = new Map<string, Map<string, [PendingRow | undefined, PendingRow | undefined]>>();
+  private rows = new Map<string, Map<string, [CountedRow | undefined, CountedRow | undefined]>>();
   private rowsDay = '';
   private timer: NodeJS.Timeout | undefined;
   private day = '';
@@ -75,12 +81,13 @@ export class UsageCounters {
     }
     const at = surface === 'http' ? 0 : 1;
     let row = pair[at];
-    // A row written away by a flush is not counted into again: a fresh one takes its place.
-    if (!row || row.written) {
-      const fresh: PendingRow = { accountId, day, keyId, tool, surface, ...zeroCounts(), written: false };
-      this.pending.set(`${accountId}\0${day}\0${keyId}\0${tool}\0${surface}`, fresh);
-      pair[at] = fresh;
-      row = fresh;
+    if (!row) {
+      row = { accountId, day, keyId, tool, surface, ...zeroCounts(), queued: false };
+      pair[at] = row;
+    }
+    if (!row.queued) {
+      row.queued = true;
+      this.queue.push(row);
     }
     countCall(row, outcome);
   }
@@ -104,7 +111,7 @@ export class UsageCounters {
   /** This process's counts not yet written, for an account over days, grouped as the store groups them. */
   unwritten(accountId: string, from: string, to: string, by: UsageGrouping): UsageGroup[] {
     const groups = new Map<string, UsageGroup>();
-    for (const row of this.pending.values()) {
+    for (const row of this.queue) {
       if (row.accountId !== accountId || row.day < from || row.day > to) continue;
       const key = by === 'day' ? row.day : by === 'key' ? row.keyId : row.tool;
       let g = groups.get(key);
@@ -147,26 +154,31 @@ export class UsageCounters {
 
   private async write(): Promise<void> {
     await this.pruneNowAndThen();
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    for (const row of batch.values()) row.written = true;
+    if (this.queue.length === 0) return;
+    const rows = this.queue;
+    this.queue = [];
+    // The counts taken: each row goes on counting from zero, and is queued again when it does.
+    const batch: UsageRow[] = rows.map((row) => {
+      row.queued = false;
+      const { queued: _, ...taken } = row;
+      Object.assign(row, zeroCounts());
+      return taken;
+    });
     try {
-      await this.store.add([...batch.values()].map(({ written: _, ...row }) => row));
+      await this.store.add(batch);
       if (this.failing) this.opts.warn?.('usage counts written again', {});
       this.failing = false;
     } catch (err) {
-      // Kept for the next try: added to whatever was counted meanwhile.
-      for (const [id, row] of batch) {
-        const now = this.pending.get(id);
-        if (now) addCounts(now, row);
-        else if (this.pending.size < MAX_PENDING_ROWS) {
-          // Back where the request path finds it, unless a fresh row took its place meanwhile.
-          row.written = false;
-          this.pending.set(id, row);
-          const pair = this.rowsDay === row.day ? this.rows.get(row.keyId)?.get(row.tool) : undefined;
-          if (pair) pair[row.surface === 'http' ? 0 : 1] = row;
+      // Kept for the next try: added back to the row, beside whatever it counted meanwhile.
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as CountedRow;
+        if (!row.queued) {
+          // Beyond the limit the counts are given up, the oldest first: these are the oldest.
+          if (this.queue.length >= MAX_PENDING_ROWS) continue;
+          row.queued = true;
+          this.queue.push(row);
         }
+        addCounts(row, batch[i] as UsageRow);
       }
       if (!this.failing) {
         this.opts.warn?.('usage counts could not be written; kept in memory and retried', {
