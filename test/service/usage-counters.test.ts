@@ -43,6 +43,26 @@ describe('usage counters', () => {
     expect((await stored())[0]?.calls).toBe(5);
   });
 
+  it('counts calls made while a write is under way exactly once', async () => {
+    const total = async () =>
+      ((await stored())[0]?.calls ?? 0) +
+      (counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'day')[0]?.calls ?? 0);
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    const writing = counters.flush();
+    // Counted before the write takes the row, while it prunes, and while it waits for the disk.
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    await Promise.resolve();
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    setImmediate(() => counters.count('acc_a', 'key_1', 'find', 'http', hit));
+    await writing;
+    await new Promise((r) => setImmediate(r));
+    expect(await total()).toBe(4);
+    await counters.flush();
+    await counters.flush();
+    expect((await stored())[0]?.calls).toBe(4);
+    expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'day')).toEqual([]);
+  });
+
   it('a call after midnight UTC is counted on the new day', async () => {
     h.clock.set(Date.UTC(2026, 3, 15, 23, 59, 59, 900));
     counters.count('acc_a', 'key_1', 'find', 'http', hit);
