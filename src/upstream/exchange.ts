@@ -33,8 +33,7 @@ export function exchange(
   timeoutMs: number,
 ): Promise<Exchanged> {
   return new Promise((resolve) => {
-    const handler = new ExchangeHandler(maxBytes, resolve);
-    handler.timer = setTimeout(() => handler.timeUp(), timeoutMs);
+    const handler = new ExchangeHandler(maxBytes, timeoutMs, resolve);
     try {
       dispatcher.dispatch(opts, handler);
     } catch (error) {
@@ -44,7 +43,7 @@ export function exchange(
 }
 
 class ExchangeHandler implements Dispatcher.DispatchHandler {
-  timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private controller: Dispatcher.DispatchController | null = null;
   private settled = false;
   /** Set when the time was up before undici handed over the call's controller. */
@@ -55,8 +54,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly maxBytes: number,
+    timeoutMs: number,
     private readonly resolve: (outcome: Exchanged) => void,
-  ) {}
+  ) {
+    this.timer = setTimeout(() => this.timeUp(), timeoutMs);
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -91,6 +93,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    if (this.settled) return;
     const text =
       this.chunks.length === 1
         ? (this.chunks[0] as Buffer).toString('utf8')
@@ -104,7 +107,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   /** Ends the call as timed out, and aborts it: at once, or as soon as undici starts it (a connect under way). */
-  timeUp(): void {
+  private timeUp(): void {
     this.settle({ kind: 'timeout' });
     this.timedOut = true;
     this.controller?.abort(TIMED_OUT);

@@ -2,7 +2,7 @@
 
 import { Agent } from 'undici';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
-import { exchange } from './exchange.js';
+import { type Exchanged, exchange } from './exchange.js';
 import { memberJson } from './json-member.js';
 
 export interface UpstreamTarget {
@@ -54,8 +54,11 @@ const OWN_HEADERS = new Set([
   'x-toolgate-tool',
 ]);
 
-/** undici's own timeouts count as ours: they are set to the same bound, so either firing means the same thing. */
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/**
+ * The one undici timer still on (the exchange's own timer bounds the call): the pool's connect
+ * timeout, which ends a connect that hangs before a long `timeout_ms` does; a timeout all the same.
+ */
+const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
 
 const NETWORK_REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -87,10 +90,10 @@ export class Upstreams {
     return result;
   }
 
-  private async send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
+  private send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
     const to = destination(target);
-    if (typeof to === 'string') return upstreamError(to);
-    const outcome = await exchange(
+    if (typeof to === 'string') return Promise.resolve(upstreamError(to));
+    return exchange(
       this.agent,
       {
         origin: to.origin,
@@ -105,20 +108,7 @@ export class Upstreams {
       },
       target.maxResponseBytes,
       target.timeoutMs,
-    );
-    switch (outcome.kind) {
-      case 'answered':
-        return interpret(outcome.status, outcome.text);
-      case 'oversized':
-        return wanted(outcome.status)
-          ? upstreamError(`answer larger than ${target.maxResponseBytes} bytes`)
-          : unwanted(outcome.status);
-      case 'timeout':
-        return timeout(target.timeoutMs);
-      case 'failed':
-        if (TIMEOUT_CODES.has(errorCode(outcome.error) ?? '')) return timeout(target.timeoutMs);
-        return upstreamError(describeFailure(outcome.error));
-    }
+    ).then((outcome) => classify(outcome, target));
   }
 
   async close(): Promise<void> {
@@ -174,6 +164,23 @@ function requestHeaders(
   headers['x-toolgate-key'] = call.keyId;
   headers['x-toolgate-tool'] = call.tool;
   return headers;
+}
+
+/** How a call ended, as the caller's result. */
+function classify(outcome: Exchanged, target: UpstreamTarget): UpstreamResult {
+  switch (outcome.kind) {
+    case 'answered':
+      return interpret(outcome.status, outcome.text);
+    case 'oversized':
+      return wanted(outcome.status)
+        ? upstreamError(`answer larger than ${target.maxResponseBytes} bytes`)
+        : unwanted(outcome.status);
+    case 'timeout':
+      return timeout(target.timeoutMs);
+    case 'failed':
+      if (errorCode(outcome.error) === CONNECT_TIMEOUT) return timeout(target.timeoutMs);
+      return upstreamError(describeFailure(outcome.error));
+  }
 }
 
 /** The statuses whose body is read as an answer; every other is an upstream error. */
