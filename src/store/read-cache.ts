@@ -4,6 +4,7 @@
  * what it touches, and a value read from the database is kept only if no invalidation that could
  * concern it happened while it was being read (the generation tokens).
  */
+import { sameSlot, type WindowState } from '../domain/fair-use.js';
 import type { AccountUsage, Change, ChangeObserver } from './changes.js';
 import type { AccountSnapshot, KeyEntry } from './store.js';
 
@@ -13,6 +14,28 @@ function stripeOf(id: string): number {
   let h = 0;
   for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
   return h & (STRIPES - 1);
+}
+
+/**
+ * The windows a consumption left, in the cached window objects when they are the same windows in
+ * the same order (the common case: only amounts and, when one restarts, its times change), else
+ * `after` itself. An account's windows live in the cache until its next consumption, long enough
+ * to reach V8's old generation: new objects for each consumption made the metered path's garbage
+ * mostly old-generation garbage, collected by full marking (docs/performance.md). Whoever held the
+ * replaced snapshot read its windows synchronously; nothing keeps them across a turn.
+ */
+function carriedOver(cached: WindowState[], after: WindowState[]): WindowState[] {
+  if (cached.length !== after.length) return after;
+  for (let i = 0; i < cached.length; i++) if (!sameSlot(cached[i]!, after[i]!)) return after;
+  for (let i = 0; i < cached.length; i++) {
+    const into = cached[i]!;
+    const from = after[i]!;
+    if (into === from) continue;
+    into.startedAt = from.startedAt;
+    into.endsAt = from.endsAt;
+    into.used = from.used;
+  }
+  return cached;
 }
 
 export class ReadCache implements ChangeObserver {
@@ -74,13 +97,14 @@ export class ReadCache implements ChangeObserver {
     const old = this.snapshots.get(accountId);
     if (!old) return;
     const { tokenBalance } = after;
-    // Built field by field, not spread: this runs for every consumption.
+    // A new snapshot object (answers rendered from a snapshot are kept by its identity), built field
+    // by field, not spread: this runs for every consumption.
     this.snapshots.set(accountId, {
       account: tokenBalance === old.account.tokenBalance ? old.account : { ...old.account, tokenBalance },
       plan: old.plan,
       apiKeyCount: old.apiKeyCount,
       userCount: old.userCount,
-      windows: after.windows,
+      windows: carriedOver(old.windows, after.windows),
     });
   }
 

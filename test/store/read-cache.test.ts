@@ -194,6 +194,39 @@ function cacheSuite(
       }
     });
 
+    it("answers get_account with each consumption's windows, though its answer was made before them", async () => {
+      const { a, cleanup, sa } = await setup();
+      try {
+        const { accountId } = await accountWithKey(sa);
+        await until(
+          () => a.getSnapshot(accountId),
+          () => peek(a.getSnapshot(accountId)) !== undefined,
+          3_000,
+        );
+        const remaining = async () => {
+          const view = JSON.parse((await sa.accountViewJson(accountId)) ?? 'null');
+          return view?.metadata?.fair_use?.records_remaining_5h as number;
+        };
+        const limit = await remaining();
+        // The first starts the windows; the next ones add to the same windows (kept in place).
+        let used = 0;
+        let requests = 0;
+        for (const records of [2, 3, 4]) {
+          const before = peek(a.getSnapshot(accountId));
+          expect((await sa.usage.record(accountId, { category: 'enrich', records })).ok).toBe(true);
+          used += records;
+          requests++;
+          expect(await remaining()).toBe(limit - used);
+          const now = await a.getSnapshot(accountId);
+          if (updatesInPlace) expect(now).not.toBe(before);
+          expect(now?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(used);
+          expect(now?.windows.find((w) => w.unit === 'requests')?.used).toBe(requests);
+        }
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('decides a consumption on what another connection consumed, though the account is cached', async () => {
       const { a, b, storeA, cleanup, sa } = await setup();
       try {
