@@ -246,7 +246,7 @@ export function applyConsumption(
   increments: readonly Increment[],
   now: EpochSeconds,
 ): { ok: true; states: WindowState[] } | { ok: false; exceeded: Exceeded } {
-  // A new array; the windows it changes are new objects, the others are shared (never mutated).
+  // A new array; the windows it changes are new objects, the others are shared (it mutates none).
   const next = states.slice();
   for (const inc of increments) {
     const at = next.findIndex((s) => sameSlot(s, inc));

@@ -21,8 +21,8 @@ function stripeOf(id: string): number {
  * the same order (the common case: only amounts and, when one restarts, its times change), else
  * `after` itself. An account's windows live in the cache until its next consumption, long enough
  * to reach V8's old generation: new objects for each consumption made the metered path's garbage
- * mostly old-generation garbage, collected by full marking (docs/performance.md). Whoever held the
- * replaced snapshot read its windows synchronously; nothing keeps them across a turn.
+ * mostly old-generation garbage, collected by full marking (docs/performance.md). Whoever holds a
+ * replaced snapshot reads its windows in the step it got it, never in a later one.
  */
 function carriedOver(cached: WindowState[], after: WindowState[]): WindowState[] {
   if (cached.length !== after.length) return after;
