@@ -38,6 +38,14 @@ async function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, ms: n
   return v;
 }
 
+/** Waits (at most 3 s) until `reads` answers the account's snapshot from memory. */
+const cachedIn = (reads: CachedReads, accountId: string) =>
+  until(
+    () => reads.getSnapshot(accountId),
+    () => peek(reads.getSnapshot(accountId)) !== undefined,
+    3_000,
+  );
+
 function cacheSuite(
   name: string,
   open: () => Promise<{ a: Side; b: Side; cleanup: () => Promise<void> }>,
@@ -122,11 +130,7 @@ function cacheSuite(
       const { a, b, cleanup, sa } = await setup();
       try {
         const { accountId } = await accountWithKey(sa, { tokens: 100 });
-        await until(
-          () => a.getSnapshot(accountId),
-          () => peek(a.getSnapshot(accountId)) !== undefined,
-          3_000,
-        );
+        await cachedIn(a, accountId);
         const before = peek(a.getSnapshot(accountId))!;
         for (let i = 1; i <= 3; i++) {
           const snapshot = (await a.getSnapshot(accountId))!;
@@ -167,11 +171,7 @@ function cacheSuite(
       const { a, b, cleanup, sa } = await setup();
       try {
         const { accountId } = await accountWithKey(sa);
-        await until(
-          () => a.getSnapshot(accountId),
-          () => peek(a.getSnapshot(accountId)) !== undefined,
-          3_000,
-        );
+        await cachedIn(a, accountId);
         for (const [category, records] of [
           ['search', 1],
           ['enrich', 2],
@@ -198,11 +198,7 @@ function cacheSuite(
       const { a, cleanup, sa } = await setup();
       try {
         const { accountId } = await accountWithKey(sa);
-        await until(
-          () => a.getSnapshot(accountId),
-          () => peek(a.getSnapshot(accountId)) !== undefined,
-          3_000,
-        );
+        await cachedIn(a, accountId);
         const remaining = async () => {
           const view = JSON.parse((await sa.accountViewJson(accountId)) ?? 'null');
           return view?.metadata?.fair_use?.records_remaining_5h as number;
