@@ -178,7 +178,9 @@ function classify(outcome: Exchanged, target: UpstreamTarget): UpstreamResult {
     case 'timeout':
       return timeout(target.timeoutMs);
     case 'failed':
-      if (errorCode(outcome.error) === CONNECT_TIMEOUT) return timeout(target.timeoutMs);
+      // Said as what it was: the pool's connect timeout may end the call long before `timeout_ms`.
+      if (errorCode(outcome.error) === CONNECT_TIMEOUT)
+        return { kind: 'error', code: 'upstream_timeout', reason: `connect timed out (${CONNECT_TIMEOUT})` };
       return upstreamError(describeFailure(outcome.error));
   }
 }
