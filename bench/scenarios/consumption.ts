@@ -3,15 +3,43 @@
  * transaction per call) that a tool served elsewhere meters through.
  */
 import { expectStatus } from '../lib/admin.js';
-import type { Note, Scenario } from './scenario.js';
+import type { Fixture, Note, Scenario } from './scenario.js';
 
 const BODY = JSON.stringify({ category: 'enrich', records: 1 });
+
+/** The enrich requests in toolgate's 5 h windows, over every seeded account. */
+async function enrichRequestsUsed(f: Fixture): Promise<number> {
+  let used = 0;
+  for (const a of f.accounts) {
+    const account = (await expectStatus(
+      200,
+      f.toolgate.url,
+      f.toolgate.adminToken,
+      'GET',
+      `/admin/v1/accounts/${a.id}`,
+    )) as { fair_use?: { enrich?: { requests?: { '5h'?: { used?: number } } } } };
+    used += account.fair_use?.enrich?.requests?.['5h']?.used ?? 0;
+  }
+  return used;
+}
+
+/**
+ * Each toolgate's count before a scenario's load: both scenarios here consume into the same
+ * accounts' windows, one after the other, in a run of both.
+ */
+const usedBefore = new Map<Fixture['toolgate'], number>();
+
+async function countBefore(f: Fixture): Promise<Fixture> {
+  usedBefore.set(f.toolgate, await enrichRequestsUsed(f));
+  return f;
+}
 
 export const consumption: Scenario = {
   id: 'consumption',
   title: 'consumption (HTTP)',
   description: `POST /admin/v1/accounts/{id}/usage ${BODY}, rotating over every seeded account`,
   rotates: 'account',
+  prepare: countBefore,
   // Scale-out meters at no less than half the embedded mode's pace (docs/performance.md).
   postgresTarget: 0.5,
   requests: (f) =>
@@ -28,19 +56,9 @@ export const consumption: Scenario = {
       return `recorded is ${JSON.stringify(b?.recorded)}, not {records: 1, requests: 1}`;
     return null;
   },
-  /** Every accepted call is counted once: toolgate's windows must add up to the 2xx answers. */
+  /** Every accepted call is counted once: what toolgate's windows gained must add up to the 2xx answers. */
   async afterwards(f, totals) {
-    let recorded = 0;
-    for (const a of f.accounts) {
-      const account = (await expectStatus(
-        200,
-        f.toolgate.url,
-        f.toolgate.adminToken,
-        'GET',
-        `/admin/v1/accounts/${a.id}`,
-      )) as { fair_use?: { enrich?: { requests?: { '5h'?: { used?: number } } } } };
-      recorded += account.fair_use?.enrich?.requests?.['5h']?.used ?? 0;
-    }
+    const recorded = (await enrichRequestsUsed(f)) - (usedBefore.get(f.toolgate) ?? 0);
     const slack = totals.runs * totals.connections;
     const extra = recorded - totals.ok;
     const notes: Note[] = [];
@@ -81,6 +99,6 @@ export const consumptionAlerts: Scenario = {
       events: ['fair_use.threshold'],
       thresholds: [80, 100],
     });
-    return f;
+    return countBefore(f);
   },
 };
