@@ -46,6 +46,27 @@ export async function expectStatus(
   return answer.body as Record<string, unknown>;
 }
 
+/** What a category's 5 h windows hold in toolgate, summed over `accounts`: requests and records. */
+export async function windowsUsed(
+  baseUrl: string,
+  adminToken: string,
+  accounts: readonly { id: string }[],
+  category: 'enrich' | 'search',
+): Promise<{ requests: number; records: number }> {
+  type Windows = { requests?: { '5h'?: { used?: number } }; records?: { '5h'?: { used?: number } } };
+  let requests = 0;
+  let records = 0;
+  for (const a of accounts) {
+    const account = (await expectStatus(200, baseUrl, adminToken, 'GET', `/admin/v1/accounts/${a.id}`)) as {
+      fair_use?: Partial<Record<'enrich' | 'search', Windows>>;
+    };
+    const windows = account.fair_use?.[category];
+    requests += windows?.requests?.['5h']?.used ?? 0;
+    records += windows?.records?.['5h']?.used ?? 0;
+  }
+  return { requests, records };
+}
+
 export interface SeededAccount {
   id: string;
   /** The account's one API key (shown once by the admin API, kept here for the load). */

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { Fixture } from '../scenarios/scenario.js';
-import { call, expectStatus } from './admin.js';
+import { call } from './admin.js';
 import { spawnNode, waitForOutput } from './processes.js';
 import type { Target, ToolgateTarget } from './targets.js';
 
@@ -95,30 +95,4 @@ async function waitServed(f: Fixture, tool: string, timeoutMs = 15_000): Promise
       throw new Error(`toolgate does not serve ${tool}: ${r.status} ${text.slice(0, 500)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/**
- * The metered tool's calls add up: over every seeded account, the `search` requests toolgate counted
- * (5 h window) against the 2xx answers (plus the polls that waited for the tool to be served), and
- * the records, 10 a call.
- */
-export async function meteredTotals(f: Fixture): Promise<{ requests: number; records: number }> {
-  let requests = 0;
-  let records = 0;
-  for (const a of f.accounts) {
-    const account = (await expectStatus(
-      200,
-      f.toolgate.url,
-      f.toolgate.adminToken,
-      'GET',
-      `/admin/v1/accounts/${a.id}`,
-    )) as {
-      fair_use?: {
-        search?: { requests?: { '5h'?: { used?: number } }; records?: { '5h'?: { used?: number } } };
-      };
-    };
-    requests += account.fair_use?.search?.requests?.['5h']?.used ?? 0;
-    records += account.fair_use?.search?.records?.['5h']?.used ?? 0;
-  }
-  return { requests, records };
 }

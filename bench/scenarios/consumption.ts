@@ -2,25 +2,14 @@
  * @module Consumption over HTTP: the admin usage endpoint, the write path (one conditional
  * transaction per call) that a tool served elsewhere meters through.
  */
-import { expectStatus } from '../lib/admin.js';
+import { expectStatus, windowsUsed } from '../lib/admin.js';
 import type { Fixture, Note, Scenario } from './scenario.js';
 
 const BODY = JSON.stringify({ category: 'enrich', records: 1 });
 
 /** The enrich requests in toolgate's 5 h windows, over every seeded account. */
 async function enrichRequestsUsed(f: Fixture): Promise<number> {
-  let used = 0;
-  for (const a of f.accounts) {
-    const account = (await expectStatus(
-      200,
-      f.toolgate.url,
-      f.toolgate.adminToken,
-      'GET',
-      `/admin/v1/accounts/${a.id}`,
-    )) as { fair_use?: { enrich?: { requests?: { '5h'?: { used?: number } } } } };
-    used += account.fair_use?.enrich?.requests?.['5h']?.used ?? 0;
-  }
-  return used;
+  return (await windowsUsed(f.toolgate.url, f.toolgate.adminToken, f.accounts, 'enrich')).requests;
 }
 
 /**

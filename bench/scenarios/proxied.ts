@@ -6,7 +6,8 @@
  * gateway itself costs on top of the forwarding).
  */
 import { cpus } from 'node:os';
-import { FREE_TOOL, METERED_TOOL, meteredTotals, proxiedFixture, RECORDS_PER_CALL } from '../lib/proxied.js';
+import { windowsUsed } from '../lib/admin.js';
+import { FREE_TOOL, METERED_TOOL, proxiedFixture, RECORDS_PER_CALL } from '../lib/proxied.js';
 import type { Note, Scenario } from './scenario.js';
 
 const BODY = '{"q":"x"}';
@@ -55,7 +56,13 @@ function proxied(id: string, tool: string, metered: boolean, target: number): Sc
       if (!metered) return notes;
       // The polls that waited for the tool to be served counted one call more than the load.
       const expected = totals.ok + 1;
-      const { requests, records } = await meteredTotals(f);
+      // The metered tool's calls add up: its `search` windows against the 2xx answers, 10 records each.
+      const { requests, records } = await windowsUsed(
+        f.toolgate.url,
+        f.toolgate.adminToken,
+        f.accounts,
+        'search',
+      );
       const slack = totals.runs * totals.connections;
       const extra = requests - expected;
       if (extra < 0 || extra > slack)
