@@ -10,6 +10,8 @@ export interface OpenOptions {
   observer?: ChangeObserver;
   /** Where the store's warnings go. */
   warn?: Warn;
+  /** SQLite: checkpoints on a thread of their own (a serving process; sqlite/checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
@@ -18,6 +20,8 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
     return new SqliteStore({
       path: database.path,
       ...(options.observer ? { observer: options.observer } : {}),
+      ...(options.backgroundCheckpoints ? { backgroundCheckpoints: true } : {}),
+      ...(options.warn ? { warn: options.warn } : {}),
     });
   }
   const { PostgresStore } = await import('./postgres/postgres-store.js');
@@ -28,7 +32,8 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
     statementTimeoutMs: database.timeoutMs,
     // Also bounds the wait for a free pooled connection under load.
     connectTimeoutMs: database.timeoutMs,
-    ...options,
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.warn ? { warn: options.warn } : {}),
   });
 }
 
@@ -38,6 +43,6 @@ export async function openCachedStore(
   options: Omit<OpenOptions, 'observer'> = {},
 ): Promise<{ store: Store; reads: CachedReads }> {
   const cache = new ReadCache();
-  const store = await openStore(database, { ...options, observer: cache });
+  const store = await openStore(database, { backgroundCheckpoints: true, ...options, observer: cache });
   return { store, reads: new CachedReads(store, cache) };
 }

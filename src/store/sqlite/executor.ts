@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { type Change, type ChangeObserver, report } from '../changes.js';
+import { type CheckpointTuning, Checkpointer } from './checkpointer.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import { WalSync } from './wal-sync.js';
 
@@ -23,9 +24,18 @@ export interface ExecutorOptions {
   lockWaitMs?: number;
   /** Told what each write changed, in the step of its commit, and every other process's commits as 'all'. */
   observer?: ChangeObserver;
+  /**
+   * Checkpoints on a thread of their own instead of in the committing connection, on the event
+   * loop (checkpointer.ts): for a serving process, not a one-shot command. Tests tune them.
+   */
+  backgroundCheckpoints?: boolean | CheckpointTuning;
+  /** Told what the operator should know (the checkpoint thread failed). */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
 }
 
 const SYNC_BUSY_MS = 5;
+/** SQLite's default automatic checkpoint, in WAL pages. */
+const AUTOCHECKPOINT_PAGES = 1000;
 const ALL: readonly Change[] = ['all'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,6 +44,8 @@ export class SqliteExecutor {
   /** The WAL's fdatasyncs; none in memory or without WAL, where the commit itself syncs. */
   readonly walSync: WalSync | undefined;
   readonly observer: ChangeObserver | undefined;
+  /** The background checkpoints, when asked for and the file is in WAL mode. */
+  readonly checkpointer: Checkpointer | undefined;
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
   private dataVersion = -1;
@@ -56,6 +68,22 @@ export class SqliteExecutor {
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
+    if (options.backgroundCheckpoints && this.walSync) {
+      const warn = options.warn;
+      this.checkpointer = new Checkpointer({
+        ...(options.backgroundCheckpoints === true ? {} : options.backgroundCheckpoints),
+        path: options.path,
+        onFailure: (err) => {
+          // Back to SQLite's own: the WAL must not grow without end.
+          if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+          warn?.('SQLite checkpoints are back on the event loop: their thread failed', {
+            err: { message: err.message },
+          });
+        },
+        ...(warn ? { warn } : {}),
+      });
+      this.db.pragma('wal_autocheckpoint = 0');
+    }
   }
 
   /**
@@ -117,6 +145,9 @@ export class SqliteExecutor {
    */
   write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
     if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
+    // While the checkpoint thread starts the WAL over, writes wait in memory (checkpointer.ts).
+    const held = this.checkpointer?.held;
+    if (held) return held.then(() => this.write(fn, changes));
     let result: T;
     try {
       result = this.once(fn, changes);
@@ -128,6 +159,7 @@ export class SqliteExecutor {
 
   /** `result`, once everything committed so far is on disk. */
   private whenDurable<T>(result: T): Promise<T> {
+    this.checkpointer?.wrote();
     const durable = this.walSync?.durable();
     return durable ? durable.then(() => result) : Promise.resolve(result);
   }
@@ -191,6 +223,8 @@ export class SqliteExecutor {
   }
 
   async close(): Promise<void> {
+    // First: the last connection to close checkpoints the rest and removes the WAL.
+    await this.checkpointer?.close();
     await this.walSync?.close();
     if (this.db.open) this.db.close();
   }

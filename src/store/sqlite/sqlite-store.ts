@@ -29,6 +29,7 @@ import type {
 } from '../store.js';
 import { listAudit, writeAudit } from './audit.js';
 import { SqliteCatalogue } from './catalogue.js';
+import type { Checkpointer } from './checkpointer.js';
 import { type ExecutorOptions, SqliteExecutor } from './executor.js';
 import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
@@ -73,6 +74,11 @@ export class SqliteStore implements Store {
   /** The WAL's fdatasyncs, for tests that hold one to see what waits for it. */
   get walSync(): WalSync | undefined {
     return this.x.walSync;
+  }
+
+  /** The background checkpoints of a serving process (diagnostics and tests). */
+  get checkpointer(): Checkpointer | undefined {
+    return this.x.checkpointer;
   }
 
   inSync(): boolean {

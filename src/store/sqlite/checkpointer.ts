@@ -1,0 +1,201 @@
+/**
+ * @module SQLite's checkpoints off the event loop. SQLite's automatic checkpoint runs in the
+ * connection that commits, inside its commit: the WAL's pages copied back into the database file,
+ * with an fsync of each file, all on the event loop (under calls that charge tokens, whose commits
+ * touch pages all over the file, the loop spent about an eighth of its time blocked in those fsyncs:
+ * docs/performance.md). A serving process turns that off and has a worker thread, with a connection
+ * of its own, run them instead:
+ *
+ * - a PASSIVE checkpoint shortly after commits, which waits for no one: the event loop goes on
+ *   serving and committing meanwhile;
+ * - but a checkpoint that runs beside commits never catches up with them, and the WAL starts over
+ *   from its beginning only when a write finds every frame copied back. So once the WAL has grown
+ *   past `restartFrames`, this process holds its writes back (they wait in memory, the event loop
+ *   does not) while the worker runs a RESTART checkpoint, and the next write starts the WAL over.
+ *
+ * Should the worker fail, the connection's own automatic checkpoints take over again (onFailure).
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+export interface CheckpointTuning {
+  /** How long after a commit its checkpoint runs: the commits in between share it. */
+  delayMs?: number;
+  /** WAL frames (pages) past which the WAL is made to start over. */
+  restartFrames?: number;
+}
+
+export interface CheckpointerOptions extends CheckpointTuning {
+  /** The database file (in WAL mode). */
+  path: string;
+  /** Told once, when checkpoints can no longer run in the background. */
+  onFailure: (err: Error) => void;
+  /** Told of a checkpoint that failed (the next one is tried all the same). */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+type Mode = 'passive' | 'restart';
+type Reply =
+  | { kind: 'done'; mode: Mode; busy: number; log: number; checkpointed: number }
+  | { kind: 'error'; mode: Mode; message: string };
+
+/** SQLite's own automatic checkpoint threshold, for the WAL's size between restarts. */
+const DEFAULT_RESTART_FRAMES = 4000;
+const DEFAULT_DELAY_MS = 100;
+/** How long the worker's RESTART waits for other processes' readers and writers. */
+const RESTART_BUSY_MS = 1000;
+/** Writes are never held longer than this, whatever the worker does. */
+const MAX_HOLD_MS = 3000;
+const CLOSE_WAIT_MS = 5000;
+
+// A CommonJS script run with eval, so that it needs no file of its own beside the compiled code.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = ' + workerData.busyMs);
+parentPort.on('message', (mode) => {
+  if (mode === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    const [r] = db.pragma(mode === 'restart' ? 'wal_checkpoint(RESTART)' : 'wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ kind: 'done', mode, busy: r.busy, log: r.log, checkpointed: r.checkpointed });
+  } catch (err) {
+    parentPort.postMessage({ kind: 'error', mode, message: String((err && (err.code || err.message)) || err) });
+  }
+});
+`;
+
+export class Checkpointer {
+  private worker: Worker | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private holdTimer: NodeJS.Timeout | undefined;
+  /** A checkpoint is under way in the worker. */
+  private running = false;
+  /** Committed to since the last checkpoint started. */
+  private dirty = false;
+  private closing = false;
+  private releaseHeld: (() => void) | undefined;
+  /** Set while a RESTART checkpoint runs: this process's writes wait for it. */
+  held: Promise<void> | undefined;
+  /** Checkpoints completed (for tests and diagnostics). */
+  readonly done = { passive: 0, restart: 0 };
+  /** The WAL's size in frames, and how many of them were copied back, at the last checkpoint. */
+  last = { log: 0, checkpointed: 0 };
+
+  constructor(private readonly o: CheckpointerOptions) {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { driver, path: o.path, busyMs: RESTART_BUSY_MS },
+    });
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.onReply(reply));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => {
+      if (!this.closing) this.fail(new Error(`the checkpoint thread stopped (exit code ${code})`));
+    });
+    this.worker = worker;
+  }
+
+  /** Whether checkpoints run in the background (false once the worker failed). */
+  get active(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** After a commit: a checkpoint within delayMs, unless one is already due or under way. */
+  wrote(): void {
+    if (!this.worker) return;
+    this.dirty = true;
+    if (!this.running && !this.timer) this.schedule();
+  }
+
+  /** Stops checkpointing; the connection closed after this does the last one itself. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.release();
+    const worker = this.worker;
+    this.worker = undefined;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage('close');
+    const timeout = new Promise<'timeout'>((resolve) =>
+      setTimeout(() => resolve('timeout'), CLOSE_WAIT_MS).unref(),
+    );
+    if ((await Promise.race([exited, timeout])) === 'timeout') await worker.terminate();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(this.runPassive, this.o.delayMs ?? DEFAULT_DELAY_MS);
+    this.timer.unref();
+  }
+
+  private readonly runPassive = () => {
+    this.timer = undefined;
+    this.start('passive');
+  };
+
+  private start(mode: Mode): void {
+    if (!this.worker) return;
+    this.dirty = false;
+    this.running = true;
+    this.worker.postMessage(mode);
+  }
+
+  private onReply(reply: Reply): void {
+    this.running = false;
+    if (reply.kind === 'error') {
+      this.o.warn?.('SQLite checkpoint failed; tried again after the next write', {
+        mode: reply.mode,
+        err: { message: reply.message },
+      });
+    } else {
+      this.done[reply.mode]++;
+      this.last = { log: reply.log, checkpointed: reply.checkpointed };
+      if (reply.mode === 'passive' && reply.log >= (this.o.restartFrames ?? DEFAULT_RESTART_FRAMES)) {
+        this.restart();
+        return;
+      }
+    }
+    this.release();
+    if (this.dirty) this.schedule();
+  }
+
+  /**
+   * Holds this process's writes and has the worker run a RESTART checkpoint. Reached from a message
+   * event, so no transaction of this process is open (they are synchronous): the checkpoint waits
+   * only for other processes.
+   */
+  private restart(): void {
+    this.held = new Promise<void>((resolve) => {
+      this.releaseHeld = resolve;
+    });
+    this.holdTimer = setTimeout(() => this.release(), MAX_HOLD_MS);
+    this.holdTimer.unref();
+    this.start('restart');
+  }
+
+  private release(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    const release = this.releaseHeld;
+    this.releaseHeld = undefined;
+    this.held = undefined;
+    release?.();
+  }
+
+  private fail(err: Error): void {
+    if (!this.worker) return;
+    this.worker = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.running = false;
+    this.release();
+    this.o.onFailure(err);
+  }
+}
