@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { type Change, type ChangeObserver, report } from '../changes.js';
-import { type CheckpointTuning, Checkpointer } from './checkpointer.js';
+import { Checkpointer, type CheckpointTuning } from './checkpointer.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import { WalSync } from './wal-sync.js';
 
