@@ -39,7 +39,7 @@ type Reply =
   | { kind: 'done'; mode: Mode; busy: number; log: number; checkpointed: number }
   | { kind: 'error'; mode: Mode; message: string };
 
-/** SQLite's own automatic checkpoint threshold, for the WAL's size between restarts. */
+/** 16 MB of 4 KiB pages: four times SQLite's own checkpoint threshold, so restarts (which hold writes) are rare. */
 const DEFAULT_RESTART_FRAMES = 4000;
 const DEFAULT_DELAY_MS = 100;
 /** How long the worker's RESTART waits for other processes' readers and writers. */
