@@ -46,25 +46,31 @@ export async function expectStatus(
   return answer.body as Record<string, unknown>;
 }
 
-/** What a category's 5 h windows hold in toolgate, summed over `accounts`: requests and records. */
-export async function windowsUsed(
+/**
+ * What toolgate holds for `accounts`, summed: a category's 5 h windows (requests and records) and
+ * the token balances.
+ */
+export async function accountTotals(
   baseUrl: string,
   adminToken: string,
   accounts: readonly { id: string }[],
   category: 'enrich' | 'search',
-): Promise<{ requests: number; records: number }> {
+): Promise<{ requests: number; records: number; tokenBalance: number }> {
   type Windows = { requests?: { '5h'?: { used?: number } }; records?: { '5h'?: { used?: number } } };
   let requests = 0;
   let records = 0;
+  let tokenBalance = 0;
   for (const a of accounts) {
     const account = (await expectStatus(200, baseUrl, adminToken, 'GET', `/admin/v1/accounts/${a.id}`)) as {
       fair_use?: Partial<Record<'enrich' | 'search', Windows>>;
+      token_balance?: number;
     };
     const windows = account.fair_use?.[category];
     requests += windows?.requests?.['5h']?.used ?? 0;
     records += windows?.records?.['5h']?.used ?? 0;
+    tokenBalance += account.token_balance ?? 0;
   }
-  return { requests, records };
+  return { requests, records, tokenBalance };
 }
 
 export interface SeededAccount {

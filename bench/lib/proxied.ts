@@ -6,25 +6,38 @@
  */
 import { join } from 'node:path';
 import type { Fixture } from '../scenarios/scenario.js';
-import { call } from './admin.js';
+import { call, expectStatus } from './admin.js';
 import { spawnNode, waitForOutput } from './processes.js';
 import type { Target, ToolgateTarget } from './targets.js';
 
-/** The catalogue tools of the proxied scenarios: one metered (category search), one free. */
+/** The catalogue tools of the proxied scenarios: metered (category search), free, and charged. */
 export const METERED_TOOL = 'bench_search';
 export const FREE_TOOL = 'bench_free';
-/** The records pointer of the metered tool: the upstream answers 10 results, so 10 records a call. */
+export const CHARGED_TOOL = 'bench_charged';
+/** The records pointer of the metered tools: the upstream answers 10 results, so 10 records a call. */
 export const RECORDS_PER_CALL = 10;
+/** The charged tool's price: a token a record, so 10 a call. */
+export const TOKENS_PER_RECORD = 1;
+/** What each account is granted before the charged tool's load: far more than a run can spend. */
+export const CHARGED_GRANT = 1_000_000_000;
+
+export type ProxiedKind = 'metered' | 'free' | 'charged';
 
 /** The body of `PUT /admin/v1/tools/<name>` for a tool forwarding to `upstreamUrl`. */
-export function toolDefinition(upstreamUrl: string, metered: boolean): Record<string, unknown> {
+export function toolDefinition(upstreamUrl: string, kind: ProxiedKind): Record<string, unknown> {
   return {
-    description: `bench: forwards to the bench's upstream (${metered ? 'metered' : 'free'})`,
+    description: `bench: forwards to the bench's upstream (${kind})`,
     input_schema: { type: 'object' },
     upstream: { url: `${upstreamUrl}/tool` },
-    ...(metered
-      ? { metering: { category: 'search', records_pointer: '/results', tokens_per_record: 0 } }
-      : {}),
+    ...(kind === 'free'
+      ? {}
+      : {
+          metering: {
+            category: 'search',
+            records_pointer: '/results',
+            tokens_per_record: kind === 'charged' ? TOKENS_PER_RECORD : 0,
+          },
+        }),
   };
 }
 
@@ -58,17 +71,34 @@ const created = new Set<string>();
 /**
  * The fixture of a proxied scenario: the proxying baseline instead of the constant one, the upstream
  * (whose CPU the runner measures beside the server's), and the tool created in this toolgate and
- * served (toolgate picks catalogue changes up by polling, so the first calls may still be 404s).
+ * served (toolgate picks catalogue changes up by polling, so the first calls may still be 404s). For
+ * the charged tool, every account is granted CHARGED_GRANT tokens first (the seeded ones have none).
  */
-export async function proxiedFixture(f: Fixture, tool: string, metered: boolean): Promise<Fixture> {
+export async function proxiedFixture(f: Fixture, tool: string, kind: ProxiedKind): Promise<Fixture> {
   const { upstream, baseline } = await startShared();
   const key = `${f.toolgate.url} ${tool}`;
   if (!created.has(key)) {
-    await putTool(f.toolgate, tool, toolDefinition(upstream.url, metered));
+    if (kind === 'charged') await grantAll(f);
+    await putTool(f.toolgate, tool, toolDefinition(upstream.url, kind));
     await waitServed(f, tool);
     created.add(key);
   }
   return { ...f, baseline, upstream };
+}
+
+async function grantAll(f: Fixture, concurrency = 8): Promise<void> {
+  const { url, adminToken } = f.toolgate;
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < f.accounts.length; i = next++) {
+      await expectStatus(201, url, adminToken, 'POST', `/admin/v1/accounts/${f.accounts[i]!.id}/tokens`, {
+        kind: 'grant',
+        amount: CHARGED_GRANT,
+        reason: 'bench',
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, f.accounts.length) }, worker));
 }
 
 async function putTool(t: ToolgateTarget, name: string, definition: Record<string, unknown>) {

@@ -2,14 +2,14 @@
  * @module Consumption over HTTP: the admin usage endpoint, the write path (one conditional
  * transaction per call) that a tool served elsewhere meters through.
  */
-import { expectStatus, windowsUsed } from '../lib/admin.js';
+import { accountTotals, expectStatus } from '../lib/admin.js';
 import type { Fixture, Note, Scenario } from './scenario.js';
 
 const BODY = JSON.stringify({ category: 'enrich', records: 1 });
 
 /** The enrich requests in toolgate's 5 h windows, over every seeded account. */
 async function enrichRequestsUsed(f: Fixture): Promise<number> {
-  return (await windowsUsed(f.toolgate.url, f.toolgate.adminToken, f.accounts, 'enrich')).requests;
+  return (await accountTotals(f.toolgate.url, f.toolgate.adminToken, f.accounts, 'enrich')).requests;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
 import { mcp2025, mcp2026 } from './mcp.js';
-import { proxiedFree, proxiedMetered } from './proxied.js';
+import { proxiedCharged, proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -10,6 +10,7 @@ export const SCENARIOS: readonly Scenario[] = [
   consumption,
   proxiedMetered,
   proxiedFree,
+  proxiedCharged,
   mcp2025,
   mcp2026,
   // Last: the endpoint it adds stays, and the scenarios before it run without one.
