@@ -1,7 +1,9 @@
 /**
- * A database made before the audit trail (migration 001 only) gets migrations 002 and 003 on the
+ * A database made before the audit trail (migration 001 only) gets every later migration on the
  * next migrate, keeps its data (its fair-use windows included, which SQLite moves to a row per
- * category), audits from then on, and consumes on the windows it had: on both backends.
+ * category, and its ledger, which SQLite rebuilds without the constraint over every entry's key),
+ * audits from then on, consumes on the windows it had, and still refuses a reused idempotency key:
+ * on both backends.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +28,9 @@ const ACCOUNT = `INSERT INTO plans (id, unlimited, limits, created_at, updated_a
     VALUES ('free', false, '${JSON.stringify(FREE.limits)}', 0, 0);
   INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
     VALUES ('acc_old', 'Old Co', 'free', 'active', NULL, 7, 0, 0);
+  INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+    VALUES ('led_01', 'acc_old', 'grant', 10, 10, 10, 'welcome', 'k1', 'h1', 0),
+           ('led_02', 'acc_old', 'charge', 3, -3, 7, NULL, NULL, 'h2', 0);
   INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, 'initial', 0);
   INSERT INTO fair_use_windows (account_id, category, unit, win, started_at, ends_at, used) VALUES
     ('acc_old', 'enrich', 'records', '5h', ${T - 600}, ${T - 600 + 18_000}, 40),
@@ -84,6 +89,38 @@ async function expectUpgraded(store: Store): Promise<void> {
     { category: 'enrich', unit: 'requests', window: '5h', startedAt: T, endsAt: T + 18_000, used: 1 },
     WINDOWS[3],
   ]);
+  // The ledger as it was (migration 008 rebuilt it on SQLite), its idempotency key still unique.
+  const ledger = await store.listLedger('acc_old', { limit: 10 });
+  expect(ledger.map((e) => [e.id, e.delta, e.balanceAfter, e.idempotencyKey])).toEqual([
+    ['led_01', 10, 10, 'k1'],
+    ['led_02', -3, 7, null],
+  ]);
+  const append = (id: string, idempotencyKey: string | null, requestHash: string) =>
+    store.appendLedger({
+      id,
+      accountId: 'acc_old',
+      kind: 'charge',
+      amount: 1,
+      reason: null,
+      idempotencyKey,
+      requestHash,
+      createdAt: T,
+    });
+  expect(await append('led_03', 'k1', 'h1')).toMatchObject({ kind: 'replayed', entry: { id: 'led_01' } });
+  expect(await append('led_03', 'k1', 'other')).toEqual({ kind: 'idempotency_conflict' });
+  expect(await append('led_03', null, 'h3')).toMatchObject({ kind: 'applied', entry: { balanceAfter: 6 } });
+  expect(await append('led_04', null, 'h4')).toMatchObject({ kind: 'applied', entry: { balanceAfter: 5 } });
+  expect(await store.getAccount('acc_old')).toMatchObject({ tokenBalance: 5 });
+  await store.appendLedger({
+    id: 'led_05',
+    accountId: 'acc_old',
+    kind: 'grant',
+    amount: 2,
+    reason: null,
+    idempotencyKey: null,
+    requestHash: 'h5',
+    createdAt: T,
+  });
   expect(await store.listAudit({ limit: 10 })).toEqual([]);
   const entry = {
     id: 'aud_0000000000000000000000000a',
@@ -105,7 +142,7 @@ describe('upgrading a database made before the audit trail', () => {
     for (const c of cleanups.splice(0)) await c();
   });
 
-  it('SQLite: migrate applies 002 and 003 and keeps the data', async () => {
+  it('SQLite: migrate applies every later migration and keeps the data', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-upgrade-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'old.db');
@@ -117,9 +154,35 @@ describe('upgrading a database made before the audit trail', () => {
     const store = new SqliteStore({ path });
     cleanups.unshift(() => store.close());
     await expectUpgraded(store);
+    // The partial index still refuses a second entry with an account's key.
+    const check = new Database(path);
+    try {
+      const indexes = check
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'token_ledger' ORDER BY name",
+        )
+        .pluck()
+        .all();
+      // The key's index covers only the entries that have one; no constraint over every entry is left.
+      expect(indexes).toEqual([
+        'sqlite_autoindex_token_ledger_1',
+        'token_ledger_account',
+        'token_ledger_idempotency',
+      ]);
+      expect(() =>
+        check
+          .prepare(
+            `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+             VALUES ('led_09', 'acc_old', 'grant', 1, 1, 8, NULL, 'k1', 'h9', 0)`,
+          )
+          .run(),
+      ).toThrow(/UNIQUE constraint failed/);
+    } finally {
+      check.close();
+    }
   });
 
-  it.skipIf(!postgres)('PostgreSQL: migrate applies 002 and 003 and keeps the data', async () => {
+  it.skipIf(!postgres)('PostgreSQL: migrate applies every later migration and keeps the data', async () => {
     const schema = scratchSchemaName();
     const { store, cleanup } = scratchPostgresStore(schema);
     cleanups.push(cleanup);
@@ -130,9 +193,16 @@ describe('upgrading a database made before the audit trail', () => {
       await client.query(SCHEMA_MIGRATIONS);
       await client.query(initial.postgres as string);
       await client.query(ACCOUNT);
+      await expectUpgraded(store);
+      // The partial index still refuses a second entry with an account's key.
+      await expect(
+        client.query(
+          `INSERT INTO token_ledger (id, account_id, kind, amount, delta, balance_after, reason, idempotency_key, request_hash, created_at)
+           VALUES ('led_09', 'acc_old', 'grant', 1, 1, 8, NULL, 'k1', 'h9', 0)`,
+        ),
+      ).rejects.toThrow(/token_ledger_idempotency/);
     } finally {
       await client.end();
     }
-    await expectUpgraded(store);
   });
 });

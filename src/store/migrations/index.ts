@@ -6,6 +6,7 @@ import { tools } from './004-tools.js';
 import { usageHistory } from './005-usage-history.js';
 import { webhooksMigration } from './006-webhooks.js';
 import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
+import { ledgerIdempotencyIndex } from './008-ledger-idempotency-index.js';
 
 export interface Migration {
   version: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   usageHistory,
   webhooksMigration,
   fairUseOnAccounts,
+  ledgerIdempotencyIndex,
 ];
 
 export function migrationLabel(m: Migration): string {
