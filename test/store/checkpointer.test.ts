@@ -1,8 +1,9 @@
 /**
- * SQLite's checkpoints on their own thread (a serving process), on real files: the serving
- * connection's automatic checkpoints are off and the worker's copy the WAL back; a WAL grown past
- * its limit under writes that never pause starts over, with every write kept; a failed worker hands
- * checkpoints back to the connection; closing leaves no WAL behind.
+ * SQLite's checkpoints on their own thread (a serving process), on real files: no thread until
+ * commits block the event loop long enough; then the serving connection's automatic checkpoints are
+ * off and the worker's copy the WAL back; a WAL grown past its limit under writes that never pause
+ * starts over, with every write kept; a failed worker hands checkpoints back to the connection;
+ * closing leaves no WAL behind.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,13 +34,10 @@ async function until(what: string, ok: () => boolean, timeoutMs = 10_000): Promi
   }
 }
 
-async function serving(tuning: { delayMs?: number; restartFrames?: number }, warnings: string[] = []) {
+/** A store as a server has it, its checkpoint thread started by its first commit. */
+async function serving(tuning: { delayMs?: number; restartFrames?: number }) {
   const path = scratchPath();
-  const store = new SqliteStore({
-    path,
-    backgroundCheckpoints: tuning,
-    warn: (message) => warnings.push(message),
-  });
+  const store = new SqliteStore({ path, backgroundCheckpoints: { ...tuning, startBlockedMs: 0 } });
   cleanups.push(() => store.close());
   await store.migrate(DEFAULT_PLANS, T);
   const checkpointer = store.checkpointer;
@@ -48,27 +46,59 @@ async function serving(tuning: { delayMs?: number; restartFrames?: number }, war
 }
 
 describe('background checkpoints', () => {
-  it('turns the serving connection’s automatic checkpoints off, and only its own', async () => {
+  it('start no thread while commits do not block the event loop, and leave SQLite its own', async () => {
     const path = scratchPath();
-    const serving = new SqliteExecutor({ path, backgroundCheckpoints: true });
+    const x = new SqliteExecutor({ path, backgroundCheckpoints: true });
+    cleanups.push(() => x.close());
+    await x.write(() => x.db.exec('CREATE TABLE t (x)'));
+    for (let i = 0; i < 50; i++) await x.write(() => x.db.prepare('INSERT INTO t VALUES (?)').run(i));
+    expect(x.checkpointer?.active).toBe(false);
+    expect(x.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  });
+
+  it('start the thread once slow commits have blocked the loop long enough within a second', () => {
+    const started: string[] = [];
+    const c = new Checkpointer({
+      path: scratchPath(),
+      slowCommitMs: 2,
+      startBlockedMs: 50,
+      onStart: () => started.push('start'),
+      onFailure: () => {},
+    });
+    cleanups.push(() => c.close());
+    // Fast commits count for nothing, however many; slow ones only within a second of each other.
+    for (let t = 0; t < 900; t++) c.committed(1.9, t);
+    c.committed(30, 1_000);
+    c.committed(30, 2_100);
+    expect(started).toEqual([]);
+    expect(c.active).toBe(false);
+    c.committed(25, 2_200);
+    expect(started).toEqual(['start']);
+    expect(c.active).toBe(true);
+  });
+
+  it('turn the serving connection’s automatic checkpoints off when the thread starts, and only its own', async () => {
+    const path = scratchPath();
+    const serving = new SqliteExecutor({ path, backgroundCheckpoints: { startBlockedMs: 0 } });
     const command = new SqliteExecutor({ path });
     cleanups.push(
       () => command.close(),
       () => serving.close(),
     );
-    expect(serving.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await serving.write(() => serving.db.exec('CREATE TABLE t (x)'));
     expect(serving.checkpointer?.active).toBe(true);
+    expect(serving.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     expect(command.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     expect(command.checkpointer).toBeUndefined();
   });
 
-  it('moves no data version: a checkpoint is not another process’s commit, the read cache stays', async () => {
+  it('move no data version: a checkpoint is not another process’s commit, the read cache stays', async () => {
     const path = scratchPath();
-    const x = new SqliteExecutor({ path, backgroundCheckpoints: { delayMs: 1 } });
+    const x = new SqliteExecutor({ path, backgroundCheckpoints: { delayMs: 1, startBlockedMs: 0 } });
     cleanups.push(() => x.close());
-    const cp = x.checkpointer!;
     await x.write(() => x.db.exec('CREATE TABLE t (x)'));
     await x.write(() => x.db.prepare('INSERT INTO t VALUES (1)').run());
+    const cp = x.checkpointer!;
     const version = x.db.pragma('data_version', { simple: true });
     const passes = cp.done.passive;
     await until('a checkpoint', () => cp.done.passive > passes && cp.last.log > 0);
@@ -76,7 +106,7 @@ describe('background checkpoints', () => {
     expect(x.db.pragma('data_version', { simple: true })).toBe(version);
   });
 
-  it('copies the WAL back into the database file after writes', async () => {
+  it('copy the WAL back into the database file after writes', async () => {
     const { path, store, checkpointer } = await serving({ delayMs: 1 });
     await until('the first checkpoint', () => checkpointer.done.passive > 0);
     const before = statSync(path).size;
@@ -89,7 +119,7 @@ describe('background checkpoints', () => {
     expect(await store.listAccounts({ limit: 500 })).toHaveLength(200);
   });
 
-  it('starts a WAL that outgrew its limit over, holding writes meanwhile, losing none', async () => {
+  it('start a WAL that outgrew its limit over, holding writes meanwhile, losing none', async () => {
     const { path, store, checkpointer } = await serving({ delayMs: 1, restartFrames: 30 });
     // Writes that never pause: a checkpoint beside them never catches up on its own.
     const writes: Promise<unknown>[] = [];
@@ -110,35 +140,46 @@ describe('background checkpoints', () => {
     expect(existsSync(`${path}-wal`)).toBe(true);
   });
 
-  it('hands checkpoints back to the connection, with a warning, when its thread fails', async () => {
+  it('hand checkpoints back to the connection, with a warning, when the thread fails', async () => {
     const warnings: string[] = [];
     const path = scratchPath();
-    const x = new SqliteExecutor({ path, backgroundCheckpoints: true, warn: (m) => warnings.push(m) });
+    const x = new SqliteExecutor({
+      path,
+      backgroundCheckpoints: { startBlockedMs: 0 },
+      warn: (m) => warnings.push(m),
+    });
     cleanups.push(() => x.close());
+    await x.write(() => x.db.exec('CREATE TABLE t (x)'));
+    expect(x.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     const worker = (x.checkpointer as unknown as { worker: { terminate(): Promise<number> } }).worker;
     await worker.terminate();
     await until('the failure', () => x.checkpointer?.active === false);
     expect(x.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     expect(warnings).toEqual(['SQLite checkpoints are back on the event loop: their thread failed']);
-    // Writes go on, none held.
-    await x.write(() => x.db.exec('CREATE TABLE t (x)'));
+    // Writes go on, none held, and no thread starts again.
+    await x.write(() => x.db.exec('CREATE TABLE u (x)'));
     expect(x.checkpointer?.held).toBeUndefined();
+    expect(x.checkpointer?.active).toBe(false);
   });
 
-  it('reports a worker that cannot open the database as a failure', async () => {
+  it('report a thread that cannot open the database as a failure', async () => {
     const failures: Error[] = [];
     const c = new Checkpointer({
       path: join(scratchPath(), 'missing', 'x.db'),
+      startBlockedMs: 0,
+      onStart: () => {},
       onFailure: (e) => failures.push(e),
     });
     cleanups.push(() => c.close());
+    c.committed(0, 0);
     await until('the failure', () => failures.length === 1);
     expect(c.active).toBe(false);
-    c.wrote();
+    c.committed(100, 10);
+    expect(c.active).toBe(false);
     expect(c.done).toEqual({ passive: 0, restart: 0 });
   });
 
-  it('closes before the connection, which then removes the WAL', async () => {
+  it('close before the connection, which then removes the WAL', async () => {
     const { path, store } = await serving({ delayMs: 1 });
     await store.createAccount(accountRecord(T));
     await store.close();

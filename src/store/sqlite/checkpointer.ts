@@ -1,10 +1,13 @@
 /**
  * @module SQLite's checkpoints off the event loop. SQLite's automatic checkpoint runs in the
  * connection that commits, inside its commit: the WAL's pages copied back into the database file,
- * with an fsync of each file, all on the event loop (under calls that charge tokens, whose commits
- * touch pages all over the file, the loop spent about an eighth of its time blocked in those fsyncs:
- * docs/performance.md). A serving process turns that off and has a worker thread, with a connection
- * of its own, run them instead:
+ * with an fsync of each file, all on the event loop. Under calls that charge tokens, whose commits
+ * touch pages all over the file, the loop spent about an eighth of its time blocked in those fsyncs
+ * (docs/performance.md). So a serving process watches how long its commits block the loop, and
+ * once they block it for long enough within a second (the mark of checkpoints coming often), it
+ * turns SQLite's automatic checkpoints off and has a worker thread, with a connection of its own,
+ * run them instead. Until then it costs nothing: a thread is some 9 MiB of memory, and a server that
+ * mostly reads, or writes few pages, never needs one.
  *
  * - a PASSIVE checkpoint shortly after commits, which waits for no one: the event loop goes on
  *   serving and committing meanwhile;
@@ -23,11 +26,19 @@ export interface CheckpointTuning {
   delayMs?: number;
   /** WAL frames (pages) past which the WAL is made to start over. */
   restartFrames?: number;
+  /**
+   * The thread starts once commits that took at least `slowCommitMs` have blocked the event loop
+   * for `startBlockedMs` in all within one second (0: at the first commit).
+   */
+  slowCommitMs?: number;
+  startBlockedMs?: number;
 }
 
 export interface CheckpointerOptions extends CheckpointTuning {
   /** The database file (in WAL mode). */
   path: string;
+  /** Told when the thread starts: the connection's automatic checkpoints must stop. */
+  onStart: () => void;
   /** Told once, when checkpoints can no longer run in the background. */
   onFailure: (err: Error) => void;
   /** Told of a checkpoint that failed (the next one is tried all the same). */
@@ -42,6 +53,13 @@ type Reply =
 /** 16 MB of 4 KiB pages: four times SQLite's own checkpoint threshold, so restarts (which hold writes) are rare. */
 const DEFAULT_RESTART_FRAMES = 4000;
 const DEFAULT_DELAY_MS = 100;
+/**
+ * A commit that runs SQLite's checkpoint takes milliseconds (its fsyncs); one without, a fraction of
+ * one. 50 ms a second in such commits is 5% of the loop: checkpoints every fraction of a second,
+ * where one every few seconds (a metered tool's commits) would not be worth a thread.
+ */
+const DEFAULT_SLOW_COMMIT_MS = 2;
+const DEFAULT_START_BLOCKED_MS = 50;
 /** How long the worker's RESTART waits for other processes' readers and writers. */
 const RESTART_BUSY_MS = 1000;
 /** Writes are never held longer than this, whatever the worker does. */
@@ -86,12 +104,58 @@ export class Checkpointer {
   /** The WAL's size in frames, and how many of them were copied back, at the last checkpoint. */
   last = { log: 0, checkpointed: 0 };
 
-  constructor(private readonly o: CheckpointerOptions) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { driver, path: o.path, busyMs: RESTART_BUSY_MS },
-    });
+  /** Slow commits' time in the current second, before the thread starts. */
+  private blockedMs = 0;
+  private windowStart = 0;
+  private failed = false;
+
+  constructor(private readonly o: CheckpointerOptions) {}
+
+  /** Whether checkpoints run in the background (false before the thread starts, and once it failed). */
+  get active(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /**
+   * After a commit that blocked the event loop for `ms` (now: performance.now()): before the thread
+   * starts, counted towards starting it; after, a checkpoint within delayMs, unless one is already
+   * due or under way.
+   */
+  committed(ms: number, now: number): void {
+    if (this.worker) {
+      this.dirty = true;
+      if (!this.running && !this.timer) this.schedule();
+      return;
+    }
+    if (this.failed || this.closing) return;
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.blockedMs = 0;
+    }
+    if (ms >= (this.o.slowCommitMs ?? DEFAULT_SLOW_COMMIT_MS)) this.blockedMs += ms;
+    if (this.blockedMs >= (this.o.startBlockedMs ?? DEFAULT_START_BLOCKED_MS)) {
+      this.startWorker();
+      // The commits since this one are what the first checkpoint copies.
+      if (this.worker) this.committed(0, now);
+    }
+  }
+
+  private startWorker(): void {
+    let worker: Worker;
+    try {
+      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+      worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { driver, path: this.o.path, busyMs: RESTART_BUSY_MS },
+      });
+    } catch (err) {
+      // The connection's own checkpoints were never turned off: nothing to hand back.
+      this.failed = true;
+      this.o.warn?.('SQLite checkpoints stay on the event loop: their thread could not start', {
+        err: { message: (err as Error).message },
+      });
+      return;
+    }
     worker.unref();
     worker.on('message', (reply: Reply) => this.onReply(reply));
     worker.on('error', (err) => this.fail(err));
@@ -99,18 +163,7 @@ export class Checkpointer {
       if (!this.closing) this.fail(new Error(`the checkpoint thread stopped (exit code ${code})`));
     });
     this.worker = worker;
-  }
-
-  /** Whether checkpoints run in the background (false once the worker failed). */
-  get active(): boolean {
-    return this.worker !== undefined;
-  }
-
-  /** After a commit: a checkpoint within delayMs, unless one is already due or under way. */
-  wrote(): void {
-    if (!this.worker) return;
-    this.dirty = true;
-    if (!this.running && !this.timer) this.schedule();
+    this.o.onStart();
   }
 
   /** Stops checkpointing; the connection closed after this does the last one itself. */
@@ -192,6 +245,7 @@ export class Checkpointer {
   private fail(err: Error): void {
     if (!this.worker) return;
     this.worker = undefined;
+    this.failed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.running = false;

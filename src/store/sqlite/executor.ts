@@ -73,6 +73,7 @@ export class SqliteExecutor {
       this.checkpointer = new Checkpointer({
         ...(options.backgroundCheckpoints === true ? {} : options.backgroundCheckpoints),
         path: options.path,
+        onStart: () => this.db.pragma('wal_autocheckpoint = 0'),
         onFailure: (err) => {
           // Back to SQLite's own: the WAL must not grow without end.
           if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
@@ -82,7 +83,6 @@ export class SqliteExecutor {
         },
         ...(warn ? { warn } : {}),
       });
-      this.db.pragma('wal_autocheckpoint = 0');
     }
   }
 
@@ -149,17 +149,25 @@ export class SqliteExecutor {
     const held = this.checkpointer?.held;
     if (held) return held.then(() => this.write(fn, changes));
     let result: T;
+    const started = this.checkpointer ? performance.now() : 0;
     try {
       result = this.once(fn, changes);
     } catch (err) {
-      return this.retryWhileBusy(err, fn, changes).then((r) => this.whenDurable(r));
+      return this.retryWhileBusy(err, fn, changes).then((r) => {
+        this.checkpointer?.committed(0, performance.now());
+        return this.whenDurable(r);
+      });
+    }
+    if (this.checkpointer) {
+      const now = performance.now();
+      // How long the commit blocked the loop tells whether SQLite checkpointed in it (checkpointer.ts).
+      this.checkpointer.committed(now - started, now);
     }
     return this.whenDurable(result);
   }
 
   /** `result`, once everything committed so far is on disk. */
   private whenDurable<T>(result: T): Promise<T> {
-    this.checkpointer?.wrote();
     const durable = this.walSync?.durable();
     return durable ? durable.then(() => result) : Promise.resolve(result);
   }
