@@ -6,8 +6,8 @@
  * (docs/performance.md). So a serving process watches how long its commits block the loop, and
  * once they block it for long enough within a second (the mark of checkpoints coming often), it
  * turns SQLite's automatic checkpoints off and has a worker thread, with a connection of its own,
- * run them instead. Until then it costs nothing: a thread is some 9 MiB of memory, and a server that
- * mostly reads, or writes few pages, never needs one.
+ * run them instead. Until then it costs two clock reads a commit: a thread is some 9 MiB of memory,
+ * and a server that mostly reads, or writes few pages, never needs one. The thread runs:
  *
  * - a PASSIVE checkpoint shortly after commits, which waits for no one: the event loop goes on
  *   serving and committing meanwhile;
