@@ -85,6 +85,19 @@ const HUGE = 1_000_000_000;
 const limitsOf = () => ({ records: { '5h': HUGE, '1w': HUGE }, requests: { '5h': HUGE } });
 export const BENCH_PLAN = { unlimited: false, limits: { enrich: limitsOf(), search: limitsOf() } };
 
+/** `fn(0)` to `fn(count - 1)`, at most `concurrency` of them under way at once. */
+export async function forEachConcurrently(
+  count: number,
+  concurrency: number,
+  fn: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) await fn(i);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
 /** The bench plan, then `count` accounts on it with one key each, through the admin API. */
 export async function seedAccounts(
   baseUrl: string,
@@ -94,21 +107,17 @@ export async function seedAccounts(
 ): Promise<SeededAccount[]> {
   await expectStatus(200, baseUrl, adminToken, 'PUT', `/admin/v1/plans/${BENCH_PLAN_ID}`, BENCH_PLAN);
   const accounts: SeededAccount[] = new Array(count);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < count; i = next++) {
-      const name = `bench-${String(i + 1).padStart(6, '0')}`;
-      const account = await expectStatus(201, baseUrl, adminToken, 'POST', '/admin/v1/accounts', {
-        name,
-        plan: BENCH_PLAN_ID,
-      });
-      const id = String(account.id);
-      const key = await expectStatus(201, baseUrl, adminToken, 'POST', `/admin/v1/accounts/${id}/keys`, {
-        name: 'bench',
-      });
-      accounts[i] = { id, key: String(key.key) };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  await forEachConcurrently(count, concurrency, async (i) => {
+    const name = `bench-${String(i + 1).padStart(6, '0')}`;
+    const account = await expectStatus(201, baseUrl, adminToken, 'POST', '/admin/v1/accounts', {
+      name,
+      plan: BENCH_PLAN_ID,
+    });
+    const id = String(account.id);
+    const key = await expectStatus(201, baseUrl, adminToken, 'POST', `/admin/v1/accounts/${id}/keys`, {
+      name: 'bench',
+    });
+    accounts[i] = { id, key: String(key.key) };
+  });
   return accounts;
 }

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { Fixture } from '../scenarios/scenario.js';
-import { call, expectStatus } from './admin.js';
+import { call, expectStatus, forEachConcurrently } from './admin.js';
 import { spawnNode, waitForOutput } from './processes.js';
 import type { Target, ToolgateTarget } from './targets.js';
 
@@ -86,19 +86,15 @@ export async function proxiedFixture(f: Fixture, tool: string, kind: ProxiedKind
   return { ...f, baseline, upstream };
 }
 
-async function grantAll(f: Fixture, concurrency = 8): Promise<void> {
+async function grantAll(f: Fixture): Promise<void> {
   const { url, adminToken } = f.toolgate;
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < f.accounts.length; i = next++) {
-      await expectStatus(201, url, adminToken, 'POST', `/admin/v1/accounts/${f.accounts[i]!.id}/tokens`, {
-        kind: 'grant',
-        amount: CHARGED_GRANT,
-        reason: 'bench',
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, f.accounts.length) }, worker));
+  await forEachConcurrently(f.accounts.length, 8, async (i) => {
+    await expectStatus(201, url, adminToken, 'POST', `/admin/v1/accounts/${f.accounts[i]!.id}/tokens`, {
+      kind: 'grant',
+      amount: CHARGED_GRANT,
+      reason: 'bench',
+    });
+  });
 }
 
 async function putTool(t: ToolgateTarget, name: string, definition: Record<string, unknown>) {

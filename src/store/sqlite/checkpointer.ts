@@ -20,6 +20,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { Warn } from '../store.js';
 
 export interface CheckpointTuning {
   /** How long after a commit its checkpoint runs: the commits in between share it. */
@@ -42,12 +43,12 @@ export interface CheckpointerOptions extends CheckpointTuning {
   /** Told once, when checkpoints can no longer run in the background. */
   onFailure: (err: Error) => void;
   /** Told of a checkpoint that failed (the next one is tried all the same). */
-  warn?: (message: string, fields: Record<string, unknown>) => void;
+  warn?: Warn;
 }
 
 type Mode = 'passive' | 'restart';
 type Reply =
-  | { kind: 'done'; mode: Mode; busy: number; log: number; checkpointed: number }
+  | { kind: 'done'; mode: Mode; log: number; checkpointed: number }
   | { kind: 'error'; mode: Mode; message: string };
 
 /** 16 MB of 4 KiB pages: four times SQLite's own checkpoint threshold, so restarts (which hold writes) are rare. */
@@ -80,7 +81,7 @@ parentPort.on('message', (mode) => {
   }
   try {
     const [r] = db.pragma(mode === 'restart' ? 'wal_checkpoint(RESTART)' : 'wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ kind: 'done', mode, busy: r.busy, log: r.log, checkpointed: r.checkpointed });
+    parentPort.postMessage({ kind: 'done', mode, log: r.log, checkpointed: r.checkpointed });
   } catch (err) {
     parentPort.postMessage({ kind: 'error', mode, message: String((err && (err.code || err.message)) || err) });
   }

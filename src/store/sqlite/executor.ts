@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { type Change, type ChangeObserver, report } from '../changes.js';
+import type { Warn } from '../store.js';
 import { Checkpointer, type CheckpointTuning } from './checkpointer.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import { WalSync } from './wal-sync.js';
@@ -30,7 +31,7 @@ export interface ExecutorOptions {
    */
   backgroundCheckpoints?: boolean | CheckpointTuning;
   /** Told what the operator should know (the checkpoint thread failed). */
-  warn?: (message: string, fields: Record<string, unknown>) => void;
+  warn?: Warn;
 }
 
 const SYNC_BUSY_MS = 5;
