@@ -229,3 +229,16 @@ export const toUsageGroup = (r: UsageGroupRow): UsageGroup => ({
   withoutData: Number(r.without_data),
   failed: Number(r.failed),
 });
+
+/** The entry an append wrote, as ledgerValues wrote it: what a store answers without reading it back. */
+export const appendedLedger = (e: LedgerAppend, delta: number, balanceAfter: number): LedgerEntry => ({
+  id: e.id,
+  accountId: e.accountId,
+  kind: e.kind,
+  amount: e.amount,
+  delta,
+  balanceAfter,
+  reason: e.reason,
+  idempotencyKey: e.idempotencyKey,
+  createdAt: e.createdAt,
+});

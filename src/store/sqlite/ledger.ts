@@ -7,7 +7,7 @@ import { newId } from '../../domain/ids.js';
 import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
 import { Rollback } from '../rollback.js';
-import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
+import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
@@ -80,20 +80,7 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
   x.sql(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
     ...ledgerValues(entry, delta, moved.token_balance),
   );
-  return {
-    kind: 'applied',
-    entry: {
-      id: entry.id,
-      accountId: entry.accountId,
-      kind: entry.kind,
-      amount: entry.amount,
-      delta,
-      balanceAfter: moved.token_balance,
-      reason: entry.reason,
-      idempotencyKey: entry.idempotencyKey,
-      createdAt: entry.createdAt,
-    },
-  };
+  return { kind: 'applied', entry: appendedLedger(entry, delta, moved.token_balance) };
 }
 
 export function listLedger(x: SqliteExecutor, accountId: string, page: Page): Promise<LedgerEntry[]> {
