@@ -3,7 +3,7 @@
  * request_id}` with the status its code maps to. Nothing internal reaches the body.
  */
 
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -117,11 +117,45 @@ export function argumentsMessage(
   return `Invalid arguments: ${where ? `${where} ` : ''}${first?.message ?? 'do not match the schema'}.`;
 }
 
+/** Sockets already given their parse-error answer: Node calls again on every later read. */
+const answered = new WeakSet<Duplex>();
+
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (headers too large, malformed
- * HTTP, timeouts): answered in the same JSON shape, then the connection is closed.
+ * HTTP, timeouts): answered in the same JSON shape, then the connection is closed. Stray bytes
+ * after a complete request fail to parse while that request is still being served: its answer is
+ * written first, since what it committed must be what its client reads, and only then the 400.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  afterServed(socket, () => answerClientError(err, socket));
+}
+
+/** Node's response in progress on a socket (and its request), when there is one. */
+type InFlight = ServerResponse & { req?: IncomingMessage };
+
+/** Runs `then` once every response to a complete request on the socket has been written. */
+function afterServed(socket: Duplex, then: () => void): void {
+  const res = (socket as Duplex & { _httpMessage?: InFlight | null })._httpMessage;
+  if (!res || res.writableFinished) {
+    then();
+    return;
+  }
+  // A request whose body never finished was never served; its answer, if begun, cannot be cut short.
+  if (!res.req?.complete) {
+    if (res.headersSent) socket.destroy();
+    else then();
+    return;
+  }
+  // Node hands the socket to the next pipelined response on 'finish' before this listener runs.
+  res.once('finish', () => afterServed(socket, then));
+  res.once('close', () => {
+    if (!res.writableFinished) socket.destroy();
+  });
+}
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable) {
     socket.destroy();
     return;

@@ -1,7 +1,23 @@
 import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
-import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp, scratchServices } from '../helpers.js';
+import type { DataTool } from '../../src/http/tools/tool.js';
+import { createServices, type Services } from '../../src/service/index.js';
+import { exchange } from '../fuzz/raw-http.js';
+import {
+  ADMIN_TOKEN,
+  type AppHarness,
+  accountWithKey,
+  KEY_SECRET,
+  scratchApp,
+  scratchServices,
+  T0,
+} from '../helpers.js';
+import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 
 /** Sends raw bytes to a listening app and returns what came back. */
 function raw(port: number, request: string): Promise<string> {
@@ -149,3 +165,101 @@ describe('errors outside the routes keep the JSON shape', () => {
     });
   });
 });
+
+/** A test-only tool costing 2 tokens a call, so a charge shows in the balance. */
+const charged: DataTool = {
+  kind: 'data',
+  name: 'test_charged',
+  summary: 'test only',
+  description: 'costs 2 tokens per call',
+  args: Type.Object({}, { additionalProperties: false }),
+  results: Type.Object({ hits: Type.Integer() }),
+  metered: { category: 'search', tokenCost: () => 2 },
+  async run() {
+    return { results: { hits: 1 }, records: 1 };
+  },
+};
+
+/** Bytes that are no request, each written right after a complete request in the same write. */
+const STRAY = [
+  'XX',
+  '\u0000\u0001\u0002',
+  'NOT HTTP AT ALL\r\n\r\n',
+  'GET /healthz HTTP/1.1\r\nNoColonHere\r\n\r\n',
+  'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n',
+];
+
+/** The status of each answer in what came back, in order. */
+const statuses = (out: Buffer) =>
+  [...out.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+const backends: {
+  name: string;
+  skip: boolean;
+  services: () => Promise<{ services: Services; close(): Promise<void> }>;
+}[] = [
+  { name: 'SQLite', skip: false, services: () => scratchServices() },
+  {
+    name: 'PostgreSQL',
+    skip: !(await postgresAvailable()),
+    async services() {
+      const { store, cleanup } = scratchPostgresStore();
+      await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+      const services = createServices({
+        store,
+        clock: new FixedClock(T0),
+        keyPrefix: 'tg',
+        keySecret: KEY_SECRET,
+      });
+      return { services, close: cleanup };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`stray bytes after a complete request (${backend.name})`, () => {
+    let close: () => Promise<void>;
+    let services: Services;
+    let app: FastifyInstance;
+    let port: number;
+    beforeEach(async () => {
+      const b = await backend.services();
+      services = b.services;
+      app = await buildApp({ services, adminToken: ADMIN_TOKEN, tools: [charged] });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      port = (app.server.address() as { port: number }).port;
+      close = async () => {
+        await app.close();
+        await b.close();
+      };
+    });
+    afterEach(async () => close());
+
+    const balance = async (accountId: string) => {
+      const a = await services.accounts.get(accountId);
+      if (!a.ok) throw new Error('no account');
+      return a.value.token_balance;
+    };
+
+    it('answer the tool call first (200, charged once), then 400 for the stray bytes', async () => {
+      const { key, accountId } = await accountWithKey(services, { tokens: 100 });
+      for (const stray of STRAY) {
+        const request = `POST /api/v1/tools/test_charged HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+        const { out } = await exchange(port, Buffer.from(request + stray, 'latin1'), 1_000);
+        expect(statuses(out), JSON.stringify(stray)).toEqual([200, 400]);
+      }
+      // Each call answered 200 was charged once, and nothing else was.
+      expect(await balance(accountId)).toBe(100 - 2 * STRAY.length);
+    });
+
+    it('answer the token grant first (201), then 400: what was granted is what was answered', async () => {
+      const { accountId } = await accountWithKey(services);
+      const body = '{"kind":"grant","amount":777}';
+      const request = `POST /admin/v1/accounts/${accountId}/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      const { out } = await exchange(port, Buffer.from(`${request}XX`, 'latin1'), 1_000);
+      expect(statuses(out)).toEqual([201, 400]);
+      expect(out.toString('latin1')).toMatch(/"balance_after":777/);
+      expect(await balance(accountId)).toBe(777);
+    });
+  });
+}
