@@ -18,6 +18,8 @@ export type RawHeader =
 
 export type RawSpec =
   | { kind: 'bytes'; bytes: number[] }
+  /** A complete well-formed request with stray bytes after it in the same write. */
+  | { kind: 'stray'; base: number; bytes: number[] }
   | { kind: 'mutated'; base: number; at: number; remove: number; bytes: number[] }
   | {
       kind: 'request';
@@ -45,6 +47,11 @@ export function materializeRaw(spec: RawSpec, s: Secrets): Buffer {
   switch (spec.kind) {
     case 'bytes':
       return Buffer.from(spec.bytes);
+    case 'stray':
+      return Buffer.concat([
+        Buffer.from(resolve(BASES[spec.base % BASES.length]!, s)),
+        Buffer.from(spec.bytes),
+      ]);
     case 'mutated': {
       const base = Buffer.from(resolve(BASES[spec.base % BASES.length]!, s));
       const at = spec.at % (base.length + 1);
@@ -319,6 +326,20 @@ export const rawSpecArb: fc.Arbitrary<RawSpec> = fc.oneof(
       .map((bytes): RawSpec => ({ kind: 'bytes', bytes })),
   },
   {
+    weight: 1,
+    arbitrary: fc
+      .record({
+        base: fc.nat(),
+        bytes: fc.oneof(
+          fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 16 }),
+          fc
+            .constantFrom('XX', 'NOT HTTP\r\n\r\n', 'GET / HTTP/1.1\r\nNoColon\r\n\r\n')
+            .map((t) => [...Buffer.from(t)]),
+        ),
+      })
+      .map((r): RawSpec => ({ kind: 'stray', ...r })),
+  },
+  {
     weight: 3,
     arbitrary: fc
       .record({
@@ -414,14 +435,20 @@ export function exchange(port: number, bytes: Buffer, idleMs = 60, hardMs = 5_00
 
 const REQUEST_ID = /^req_[0-9a-z]{26}$/;
 
+const NOT_HTTP = 'The request is not well-formed HTTP.';
+
 /**
  * What came back holds: nothing (the server closed), or HTTP/1.1 answers whose first final answer
  * is below 500, JSON, with a request id; a 4xx in the error shape. No 5xx anywhere in the stream.
+ * Bytes that begin with a complete well-formed request get that request's answer first, never
+ * only the 400 of what follows it (a client retrying on that 400 would pay twice).
  */
 export function checkRawAnswer(request: Buffer, ex: Exchange, s: Secrets): string | undefined {
   if (ex.hung) return 'the server neither answered nor closed the connection after the client finished';
   let rest = ex.out.toString('latin1');
   if (rest === '') return undefined;
+  const sent = request.toString('latin1');
+  const complete = BASES.some((b) => sent.startsWith(resolve(b, s)));
   if (/^HTTP\/1\.[01] 5\d\d /m.test(rest)) return 'a 5xx status line in the answer';
   for (;;) {
     const m = /^HTTP\/1\.1 (\d{3}) [^\r\n]*\r\n/.exec(rest);
@@ -454,6 +481,8 @@ export function checkRawAnswer(request: Buffer, ex: Exchange, s: Secrets): strin
       return `answered ${status} with a body that is not JSON`;
     }
     if (status >= 400) {
+      if (complete && body.message === NOT_HTTP)
+        return 'a complete request followed by stray bytes was answered only 400 not well-formed';
       const code = body.code;
       if (body.status !== 'error') return 'an error body without status "error"';
       if (typeof code !== 'string' || !Object.hasOwn(ERROR_STATUS, code))
