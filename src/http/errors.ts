@@ -15,6 +15,7 @@ import {
 } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
+import { undecodableParam } from './url-params.js';
 
 /** A failure on its way out of a route; thrown so Fastify's lifecycle stops where it is. */
 export class ApiError extends Error {
@@ -180,7 +181,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 /** Fastify's own routing errors (a malformed URL), in the same shape. */
 export function frameworkErrors(_err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);
-  sendError(reply, new ApiError('invalid_arguments', 'The request URL is malformed.'));
+  const param = undecodableParam(request);
+  const message = param
+    ? `Invalid arguments: ${param} is not percent-encoded UTF-8.`
+    : 'The request URL is malformed.';
+  sendError(reply, new ApiError('invalid_arguments', message));
 }
 
 export function installErrorHandling(app: FastifyInstance, metrics: Metrics = NO_METRICS): void {

@@ -11,6 +11,7 @@ import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest, unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
+import { refuseUnstorable } from '../storable.js';
 import { doc } from './admin-doc.js';
 import { adminToolRoutes } from './admin-tools.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
@@ -81,6 +82,8 @@ export async function adminRoutes(
     request.actor = actor;
     done();
   });
+  // Once for every admin route, before its schema: what PostgreSQL could not store is refused on both backends.
+  app.addHook('preValidation', refuseUnstorable);
 
   app.post(
     '/accounts',
