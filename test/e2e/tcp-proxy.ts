@@ -5,6 +5,7 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private stalled = false;
+  private refusing = false;
   port = 0;
 
   constructor(
@@ -15,6 +16,7 @@ export class TcpProxy {
   async start(): Promise<void> {
     this.server = createServer((client) => {
       this.track(client);
+      if (this.refusing) return void client.resetAndDestroy(); // like a dead proxy: reset at once
       if (this.stalled) return; // accepted, never answered: like a partitioned network
       const upstream = connect(this.targetPort, this.targetHost);
       this.track(upstream);
@@ -41,6 +43,8 @@ export class TcpProxy {
   private track(s: Socket) {
     this.sockets.add(s);
     s.on('close', () => this.sockets.delete(s));
+    // A reset socket may report its own reset: nothing to do but let it close.
+    s.on('error', () => {});
   }
 
   /** Packets stop flowing both ways, on open connections and new ones alike. */
@@ -48,9 +52,19 @@ export class TcpProxy {
     this.stalled = true;
   }
 
+  /**
+   * The proxy dies: every open connection is reset (ECONNRESET on both sides) and new ones are
+   * reset as they arrive, until restore().
+   */
+  cut(): void {
+    this.refusing = true;
+    for (const s of this.sockets) s.resetAndDestroy();
+  }
+
   /** The network comes back: connections cut during the stall are closed, new ones flow. */
   restore(): void {
     this.stalled = false;
+    this.refusing = false;
     for (const s of this.sockets) s.destroy();
   }
 

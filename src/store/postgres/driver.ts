@@ -21,7 +21,10 @@ export interface PgQueryable {
 }
 
 export interface PgClient extends PgQueryable {
+  /** Back to the pool; destroyed instead if given an error, or if the connection was lost while held. */
   release(err?: Error | boolean): void;
+  /** The error that cut the connection while it was held, if one did: it is not to be used again. */
+  readonly lost: Error | undefined;
 }
 
 export interface PgPool extends PgQueryable {
@@ -78,7 +81,37 @@ export function createPool(o: PostgresOptions): PgPool {
   // An idle client losing its connection (server restart, pg_terminate_backend) must not crash the
   // process; the pool drops it and the next checkout connects afresh.
   pool.on('error', () => {});
-  return pool as unknown as PgPool;
+  return {
+    query: pool.query.bind(pool) as PgQueryable['query'],
+    connect: async () => checkedOut(await pool.connect()),
+    end: () => pool.end(),
+    on: (event, listener) => pool.on(event, listener),
+  };
+}
+
+/**
+ * A client out of the pool, listened to while it is held: the pool stops listening to a client it
+ * hands out, and a connection cut meanwhile (a reset, `pg_terminate_backend`, a failover) emits
+ * 'error' on it, between two queries as well as during one (then twice: the reset, and "Connection
+ * terminated unexpectedly" when the socket ends). Unheard, that event ends the process. Heard, it
+ * marks the client lost, and its release destroys it instead of handing it to anyone else.
+ */
+function checkedOut(client: pg.PoolClient): PgClient {
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
+  return {
+    query: client.query.bind(client) as PgQueryable['query'],
+    get lost() {
+      return lost;
+    },
+    release(err) {
+      client.removeListener('error', onError);
+      client.release(err || lost || false);
+    },
+  };
 }
 
 /**

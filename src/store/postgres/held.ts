@@ -12,8 +12,12 @@ export class HeldConnection {
 
   constructor(private readonly pool: PgPool) {}
 
-  /** The connection held, taken from the pool the first time or after a release. */
+  /**
+   * The connection held, taken from the pool the first time, after a release, or when the one held
+   * was cut between two batches (it is destroyed, not used for a batch that would fail on it).
+   */
   async get(): Promise<PgClient> {
+    if (this.client?.lost) this.release();
     this.client ??= await this.pool.connect();
     return this.client;
   }
