@@ -12,7 +12,7 @@ import type { Services } from '../service/index.js';
 import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
-import { lazyChildLogger } from './request-logger.js';
+import { lazyChildLogger, withRequestSerializer } from './request-logger.js';
 import { adminRoutes } from './routes/admin.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { metaRoutes } from './routes/meta.js';
@@ -65,8 +65,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // (docs/performance.md). So it gets the logger only when it logs requests; otherwise each
   // request's logger is attached by the first hook below (warnings and errors keep their
   // request_id), and Fastify's own is silent.
-  const requestLogging = deps.logger?.isLevelEnabled('info') ?? false;
-  const quietLogger = deps.logger && !requestLogging ? deps.logger : undefined;
+  const logger = deps.logger && withRequestSerializer(deps.logger);
+  const requestLogging = logger?.isLevelEnabled('info') ?? false;
+  const quietLogger = logger && !requestLogging ? logger : undefined;
   const app = Fastify({
     // Node checks these timeouts every connectionsCheckingInterval; check often enough for them to mean something.
     serverFactory: (handler) => {
@@ -92,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // While closing, requests already on their way are served, not turned away.
     return503OnClosing: false,
     ...(requestLogging
-      ? { loggerInstance: deps.logger as FastifyBaseLogger, childLoggerFactory: lazyChildLogger }
+      ? { loggerInstance: logger as FastifyBaseLogger, childLoggerFactory: lazyChildLogger }
       : { logger: false }),
     genReqId: () => newId('req'),
     requestIdHeader: false,

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
@@ -100,5 +101,65 @@ describe('secrets never reach the logs', () => {
     ];
     for (const s of secrets) expect(logs.includes(s), `found in the logs: ${s.slice(0, 6)}…`).toBe(false);
     expect(logs.toLowerCase()).not.toContain('bearer');
+  });
+
+  it('at info: a key or admin token in the query string or in a Host header that is no host name', async () => {
+    const server = await startServer({
+      TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
+      TOOLGATE_ADMIN_TOKEN: `ops:${OPS}`,
+      TOOLGATE_KEY_SECRET: SECRET,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+    });
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${OPS}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then((r) => r.json() as Promise<{ id: string; key: string }>);
+    const account = await admin('POST', '/admin/v1/accounts', { name: 'logs' });
+    const { key } = await admin('POST', `/admin/v1/accounts/${account.id}/keys`, {});
+    /** One request with this Host header, on a socket of its own. */
+    const withHost = (host: string) =>
+      new Promise<string>((resolve) => {
+        const { port } = new URL(server.url);
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+        );
+        let out = '';
+        socket.on('data', (d) => {
+          out += d;
+        });
+        socket.on('close', () => resolve(out));
+      });
+
+    await fetch(`${server.url}/healthz?key=${key}`);
+    await fetch(`${server.url}/api/v1/tools/get_account?api_key=${key}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    await fetch(`${server.url}/no/such/route?token=${key}`);
+    await fetch(`${server.url}/admin/v1/plans?admin_token=${OPS}`, {
+      headers: { authorization: `Bearer ${OPS}` },
+    });
+    expect(await withHost(key)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await withHost(`x:${OPS}@y`)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await withHost('api.example.com:8080')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await server.stop()).toBe(0);
+
+    const lines = server.stdout().split('\n').filter(Boolean);
+    for (const [name, secret] of [
+      ['a key', key],
+      ['a key without its prefix', key.slice(3)],
+      ['the admin token', OPS],
+    ] as const) {
+      const holding = lines.filter((l) => l.includes(secret));
+      expect(holding, `lines with ${name}`).toEqual([]);
+    }
+    // The path is still there, without its query; a host name is still logged as it is.
+    const incoming = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'incoming request');
+    const urls = incoming.map((l) => l.req.url);
+    expect(urls).toEqual(expect.arrayContaining(['/healthz', '/api/v1/tools/get_account', '/no/such/route']));
+    expect(incoming.map((l) => l.req.host)).toContain('api.example.com:8080');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lazyChildLogger } from '../../src/http/request-logger.js';
+import { lazyChildLogger, requestForLog } from '../../src/http/request-logger.js';
 import { captureLogs as capture } from '../helpers.js';
 
 describe('the per-request logger', () => {
@@ -45,5 +45,36 @@ describe('the per-request logger', () => {
     log.debug('now shown');
     expect(lines).toMatchObject([{ msg: 'now shown', request_id: 'req_2' }]);
     expect(logger.level).toBe('warn'); // the parent is untouched
+  });
+});
+
+describe('a request as a log line shows it', () => {
+  const shown = (url: string, host: string) =>
+    requestForLog({ method: 'GET', url, host, ip: '192.0.2.1', socket: { remotePort: 4000 } });
+
+  it('keeps the path and drops the query string, the fragment and credentials in an absolute URL', () => {
+    expect(shown('/healthz?key=tg_AAAAAAAAAAA', 'x').url).toBe('/healthz');
+    expect(shown('/a#token=secret', 'x').url).toBe('/a');
+    expect(shown('http://user:secret@x/healthz?k=1', 'x').url).toBe('http://x/healthz');
+    expect(shown('/api/v1/tools/get_account', 'x')).toEqual({
+      method: 'GET',
+      url: '/api/v1/tools/get_account',
+      host: 'x',
+      remoteAddress: '192.0.2.1',
+      remotePort: 4000,
+    });
+  });
+
+  it('shows a Host that is a host name, an IPv4 or an IPv6 address, with its port; nothing else', () => {
+    for (const host of [
+      'api.example.com',
+      'api.example.com:8080',
+      '127.0.0.1:3000',
+      '[::1]:8080',
+      'localhost',
+    ])
+      expect(shown('/', host).host).toBe(host);
+    for (const host of ['tg_AAAAAAAAAAA', 'x:secret@y', 'a b', '', `${'a'.repeat(300)}.com`, 'x\u0000'])
+      expect(shown('/', host).host).toBe('[not a host name]');
   });
 });
