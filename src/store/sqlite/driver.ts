@@ -1,4 +1,9 @@
-/** @module The slice of better-sqlite3 the SQLite store calls, and how its errors map to availability. */
+/**
+ * @module The slice of better-sqlite3 the SQLite store calls, how its errors map to availability,
+ * and the database files' mode.
+ */
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../../domain/errors.js';
 
 export interface SqliteStatement {
@@ -38,5 +43,32 @@ export function guard<T>(fn: () => T): T {
       throw new StoreUnavailableError('SQLite database is closed', { cause: err });
     }
     throw err;
+  }
+}
+
+/**
+ * Makes the database private to this user before SQLite opens it: a missing file is created 0600
+ * (SQLite would create it 0644, less the umask), and SQLite then gives the -wal and -shm it
+ * creates the database file's own mode whatever the umask; an existing database, -wal or -shm
+ * that others may read (an earlier version's) loses their access. The database holds key digests
+ * and webhook secrets. What cannot be done here (a file of another user, a read-only directory)
+ * is left for SQLite to report as it opens.
+ */
+export function makePrivate(path: string): void {
+  if (path === ':memory:' || path === '') return;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    closeSync(openSync(path, 'wx', 0o600));
+    chmodSync(path, 0o600);
+  } catch {
+    // It exists (or cannot be made): its mode is seen to below, or SQLite says why it cannot open.
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const mode = statSync(file).mode & 0o777;
+      if (mode & 0o077) chmodSync(file, mode & 0o700);
+    } catch {
+      // Absent, or not ours to change.
+    }
   }
 }

@@ -30,6 +30,7 @@ import type {
 import { listAudit, writeAudit } from './audit.js';
 import { SqliteCatalogue } from './catalogue.js';
 import type { Checkpointer } from './checkpointer.js';
+import { makePrivate } from './driver.js';
 import { type ExecutorOptions, SqliteExecutor } from './executor.js';
 import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
@@ -53,6 +54,7 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhooks;
 
   constructor(options: SqliteStoreOptions) {
+    makePrivate(options.path);
     this.x = new SqliteExecutor(options);
     this.catalogue = new SqliteCatalogue(this.x);
     this.usageHistory = new SqliteUsageHistory(this.x);
