@@ -23,7 +23,14 @@ export interface LedgerEntry {
   createdAt: EpochSeconds;
 }
 
+/** The most one grant, charge or adjustment may move. */
 export const MAX_TOKENS = 1_000_000_000_000;
+
+/**
+ * The most a balance may hold: 2^53 - 1, so that every balance, and every sum of ledger entries on
+ * the way to it, is an exact number in JSON and JavaScript.
+ */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
 
 export interface LedgerRequest {
   kind: LedgerKind;
@@ -76,6 +83,17 @@ export function validateIdempotencyKey(value: unknown): Result<string | null> {
 
 export function ledgerDelta(kind: LedgerKind, amount: number): number {
   return kind === 'charge' ? -amount : amount;
+}
+
+/**
+ * Why a move of `delta` from `balance` was refused, the balance being within its bounds: taking
+ * away can only go below 0, adding only past MAX_BALANCE.
+ */
+export function outOfBounds(
+  delta: number,
+  balance: number,
+): { kind: 'insufficient'; balance: number } | { kind: 'over_maximum'; balance: number } {
+  return delta < 0 ? { kind: 'insufficient', balance } : { kind: 'over_maximum', balance };
 }
 
 /** A stable digest of what a request asked for: the same idempotency key must come with the same one. */

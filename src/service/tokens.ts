@@ -2,7 +2,7 @@
 import { isUnlimited } from '../domain/accounts.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { fingerprint, validateLedgerRequest } from '../domain/ledger.js';
+import { fingerprint, MAX_BALANCE, validateLedgerRequest } from '../domain/ledger.js';
 import { draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { ledgerRecord } from './views.js';
@@ -69,6 +69,12 @@ export class TokenService {
           'insufficient_tokens',
           `The account has ${outcome.balance} tokens; ${Math.abs(amount)} cannot be ${kind === 'charge' ? 'charged' : 'taken away'}.`,
           { token_balance: outcome.balance },
+        );
+      case 'over_maximum':
+        return fail(
+          'invalid_arguments',
+          `A balance holds at most ${MAX_BALANCE} tokens; the account has ${outcome.balance}, so ${amount} more cannot be ${kind === 'grant' ? 'granted' : 'added'}.`,
+          { token_balance: outcome.balance, max_balance: MAX_BALANCE },
         );
       case 'idempotency_conflict':
         return fail('idempotency_conflict');

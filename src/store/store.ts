@@ -60,6 +60,8 @@ export type LedgerOutcome =
   | { kind: 'applied'; entry: LedgerEntry }
   | { kind: 'replayed'; entry: LedgerEntry }
   | { kind: 'insufficient'; balance: number }
+  /** The balance would pass MAX_BALANCE. */
+  | { kind: 'over_maximum'; balance: number }
   | { kind: 'idempotency_conflict' }
   | { kind: 'not_found' };
 

@@ -16,7 +16,7 @@ import {
   type WindowState,
 } from '../../src/domain/fair-use.js';
 import { newId } from '../../src/domain/ids.js';
-import type { LedgerKind } from '../../src/domain/ledger.js';
+import { type LedgerKind, MAX_BALANCE } from '../../src/domain/ledger.js';
 import {
   CATEGORIES,
   type Category,
@@ -523,6 +523,41 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             (await store.appendLedger(ledger(other.id, 'grant', 100, { idempotencyKey: 'k1' }))).kind,
           ).toBe('applied');
           expect((await store.getAccount(other.id))?.tokenBalance).toBe(100);
+        });
+
+        it('keeps the balance within MAX_BALANCE: a move past it is over_maximum and changes nothing', async () => {
+          await store.appendLedger(ledger(acc.id, 'grant', MAX_BALANCE - 5));
+          expect(await store.appendLedger(ledger(acc.id, 'grant', 5))).toMatchObject({
+            kind: 'applied',
+            entry: { balanceAfter: MAX_BALANCE },
+          });
+          for (const [kind, amount] of [
+            ['grant', 1],
+            ['adjust', 1],
+            ['grant', 1_000_000_000_000],
+          ] as const) {
+            const past = ledger(acc.id, kind, amount, { idempotencyKey: 'top', requestHash: 'top' });
+            expect(await store.appendLedger(past)).toEqual({ kind: 'over_maximum', balance: MAX_BALANCE });
+          }
+          expect(await balance()).toBe(MAX_BALANCE);
+          // Exact on the way down too; and the refused idempotency key was not spent.
+          expect(await store.appendLedger(ledger(acc.id, 'charge', 1))).toMatchObject({
+            kind: 'applied',
+            entry: { balanceAfter: MAX_BALANCE - 1 },
+          });
+          const again = ledger(acc.id, 'grant', 1, { idempotencyKey: 'top', requestHash: 'top' });
+          expect(await store.appendLedger(again)).toMatchObject({
+            kind: 'applied',
+            entry: { balanceAfter: MAX_BALANCE },
+          });
+          const all = await store.listLedger(acc.id, { limit: 10 });
+          expect(all.map((e) => e.balanceAfter)).toEqual([
+            MAX_BALANCE - 5,
+            MAX_BALANCE,
+            MAX_BALANCE - 1,
+            MAX_BALANCE,
+          ]);
+          expect(all.reduce((sum, e) => sum + e.delta, 0)).toBe(await balance());
         });
 
         it('answers not_found for an unknown account', async () => {

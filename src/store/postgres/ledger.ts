@@ -5,7 +5,13 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { newId } from '../../domain/ids.js';
-import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import {
+  type LedgerEntry,
+  ledgerDelta,
+  MAX_BALANCE,
+  outOfBounds,
+  replayOrConflict,
+} from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { Rollback } from '../rollback.js';
@@ -54,10 +60,11 @@ export async function applyLedger(
     }
   }
   const delta = ledgerDelta(entry.kind, entry.amount);
-  // One conditional statement, re-checked by PostgreSQL on the locked row: the balance stays >= 0.
+  // One conditional statement, re-checked by PostgreSQL on the locked row: the balance stays
+  // within 0 and MAX_BALANCE.
   const moved = await t.one<{ token_balance: number; low_balance: string | null }>(
-    'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 >= 0 RETURNING token_balance, low_balance',
-    [delta, entry.accountId],
+    'UPDATE accounts SET token_balance = token_balance + $1 WHERE id = $2 AND token_balance + $1 BETWEEN 0 AND $3 RETURNING token_balance, low_balance',
+    [delta, entry.accountId, MAX_BALANCE],
     db,
   );
   if (!moved) {
@@ -66,7 +73,7 @@ export async function applyLedger(
       [entry.accountId],
       db,
     );
-    throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+    throw new Rollback(acc ? outOfBounds(delta, acc.token_balance) : { kind: 'not_found' });
   }
   // Decided from the balance this statement wrote: each crossing down is this move's alone.
   const after = Number(moved.token_balance);

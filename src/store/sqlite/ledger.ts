@@ -4,7 +4,13 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { newId } from '../../domain/ids.js';
-import { type LedgerEntry, ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import {
+  type LedgerEntry,
+  ledgerDelta,
+  MAX_BALANCE,
+  outOfBounds,
+  replayOrConflict,
+} from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
 import { Rollback } from '../rollback.js';
 import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
@@ -51,17 +57,19 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
     }
   }
   const delta = ledgerDelta(entry.kind, entry.amount);
-  // One conditional statement: the balance moves only if it stays >= 0.
+  // One conditional statement: the balance moves only if it stays within 0 and MAX_BALANCE.
   const moved = x
     .sql(
-      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? >= 0 RETURNING token_balance, low_balance',
+      'UPDATE accounts SET token_balance = token_balance + ? WHERE id = ? AND token_balance + ? BETWEEN 0 AND ? RETURNING token_balance, low_balance',
     )
-    .get(delta, entry.accountId, delta) as { token_balance: number; low_balance: number | null } | undefined;
+    .get(delta, entry.accountId, delta, MAX_BALANCE) as
+    | { token_balance: number; low_balance: number | null }
+    | undefined;
   if (!moved) {
     const acc = x.sql('SELECT token_balance FROM accounts WHERE id = ?').get(entry.accountId) as
       | { token_balance: number }
       | undefined;
-    throw new Rollback(acc ? { kind: 'insufficient', balance: acc.token_balance } : { kind: 'not_found' });
+    throw new Rollback(acc ? outOfBounds(delta, acc.token_balance) : { kind: 'not_found' });
   }
   // Decided from the balance this statement wrote: each crossing down is this move's alone.
   const stamp = () => ({ id: newId('msg', entry.createdAt * 1000), at: entry.createdAt });
