@@ -11,9 +11,11 @@
 //   POST /company_lookup  {"domain": "acme.com"}          -> {"results": {company}, "status": "ok"}
 //                          an unknown domain               -> HTTP 404
 //
-// PORT (default 9000) picks the port. When EXAMPLE_UPSTREAM_TOKEN is set, every call must carry
-// `Authorization: Bearer <EXAMPLE_UPSTREAM_TOKEN>` (the header the catalogue has toolgate send), or
-// it is answered 401. Each call is logged on one line with the x-toolgate-* headers toolgate added.
+// PORT (default 9000) picks the port (0: a free one, printed at start). When EXAMPLE_UPSTREAM_TOKEN
+// is set, every call must carry `Authorization: Bearer <EXAMPLE_UPSTREAM_TOKEN>` (the header the
+// catalogue has toolgate send), or it is answered 401. Each call is logged on one line with the
+// x-toolgate-* headers toolgate added. toolgate reads the variable only because its operator lists
+// it: TOOLGATE_UPSTREAM_ENV=EXAMPLE_UPSTREAM_TOKEN, where the catalogue is imported and served.
 //
 //   EXAMPLE_UPSTREAM_TOKEN=dev-secret node examples/upstream.mjs
 import { createServer } from 'node:http';
@@ -114,5 +116,6 @@ const server = createServer(async (req, res) => {
 server.listen(PORT, '127.0.0.1', () => {
   const auth =
     TOKEN === undefined ? 'no token check' : 'checking Authorization: Bearer $EXAMPLE_UPSTREAM_TOKEN';
-  console.log(`example upstream on http://127.0.0.1:${PORT} (${auth})`);
+  // The port listened on, also when PORT=0 picked a free one.
+  console.log(`example upstream on http://127.0.0.1:${server.address().port} (${auth})`);
 });

@@ -24,6 +24,10 @@ const ENV_PROPERTIES = {
   TOOLGATE_AUTH_FAILURE_LIMIT: { type: 'string', pattern: '^[0-9]{1,9}$' },
   TOOLGATE_USAGE_RETENTION_DAYS: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
   TOOLGATE_UPSTREAM_CONNECTIONS: { type: 'string', pattern: '^[1-9][0-9]{0,3}$' },
+  TOOLGATE_UPSTREAM_ENV: {
+    type: 'string',
+    pattern: '^ *[A-Za-z_][A-Za-z0-9_]* *(, *[A-Za-z_][A-Za-z0-9_]* *)*$',
+  },
   TOOLGATE_REDIS_URL: { type: 'string', pattern: '^rediss?://.+' },
   TOOLGATE_REDIS_FAIL: { type: 'string', enum: ['open', 'closed'] },
   TOOLGATE_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
@@ -60,6 +64,8 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_USAGE_RETENTION_DAYS: 'must be a whole number of days from 1 to 99999 (default 400)',
   TOOLGATE_UPSTREAM_CONNECTIONS:
     'must be a whole number from 1 to 9999: connections kept open to each upstream origin (default 128)',
+  TOOLGATE_UPSTREAM_ENV:
+    "must be environment variable names separated by commas (for example EXAMPLE_UPSTREAM_TOKEN,CRM_TOKEN): the only ones a catalogue tool's header placeholders may read (never toolgate's own: TOOLGATE_*, PG*, database and Redis variables)",
   TOOLGATE_REDIS_URL:
     'must be redis://[user:password@]host:port[/db] or rediss:// (TLS): the Redis every server shares the per-key rate limit through',
   TOOLGATE_REDIS_FAIL:
@@ -85,6 +91,9 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
   if (value === 'true') return true;
   return value.split(',');
 }
+
+/** Every variable toolgate's configuration reads (none of which a catalogue may name). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(HINTS);
 
 export interface AdminToken {
   /** Who acts, in the audit trail: `admin:<name>`. */
@@ -135,6 +144,8 @@ export interface Config {
   usageRetentionDays: number;
   /** Most connections kept open to one upstream origin (catalogue tools). */
   upstreamConnections: number;
+  /** TOOLGATE_UPSTREAM_ENV: the variables catalogue header placeholders may name (toolgate's own never). */
+  upstreamEnv: string[];
   /** The Redis the per-key rate limit is shared through; undefined: each server counts alone. */
   redisUrl: string | undefined;
   /** Redis unreachable: serve under each server's own limit (true) or refuse with 503. */
@@ -207,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: Number(e.TOOLGATE_AUTH_FAILURE_LIMIT ?? '30'),
     usageRetentionDays: Number(e.TOOLGATE_USAGE_RETENTION_DAYS ?? '400'),
     upstreamConnections: Number(e.TOOLGATE_UPSTREAM_CONNECTIONS ?? '128'),
+    upstreamEnv: e.TOOLGATE_UPSTREAM_ENV ? e.TOOLGATE_UPSTREAM_ENV.split(',').map((name) => name.trim()) : [],
     redisUrl: e.TOOLGATE_REDIS_URL,
     redisFailOpen: e.TOOLGATE_REDIS_FAIL !== 'closed',
     metricsPort: e.TOOLGATE_METRICS_PORT === undefined ? undefined : Number(e.TOOLGATE_METRICS_PORT),

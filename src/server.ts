@@ -46,6 +46,7 @@ export async function startServer(config: Config): Promise<Running> {
   const catalogue = await serveCatalogue({
     catalogue: store.catalogue,
     env: process.env,
+    upstreamEnv: config.upstreamEnv,
     warn,
     connections: config.upstreamConnections,
     ...(metrics ? { metrics } : {}),
@@ -88,6 +89,7 @@ export async function startServer(config: Config): Promise<Running> {
     clock: systemClock,
     keyPrefix: config.keyPrefix,
     keySecret: keySecret!,
+    upstreamEnv: config.upstreamEnv,
     previousKeySecrets,
     keyUsage,
     usageCounters,

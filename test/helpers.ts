@@ -125,8 +125,11 @@ export async function scratchApp(
     tools?: readonly Tool[];
     keyPrefix?: string;
     lockWaitMs?: number;
-    /** Serve the tool catalogue, with `${NAME}` looked up in `env`. */
-    catalogue?: { env?: Record<string, string | undefined>; pollMs?: number };
+    /**
+     * Serve the tool catalogue, with `${NAME}` looked up in `env`, and only the variables of
+     * `upstreamEnv` (TOOLGATE_UPSTREAM_ENV; default: the names of `env`) allowed, there and at import.
+     */
+    catalogue?: { env?: Record<string, string | undefined>; upstreamEnv?: string[]; pollMs?: number };
     /** Per-key requests per second (on the harness's fixed clock, one window until the clock moves). */
     perKeyPerSecond?: number;
   } = {},
@@ -135,14 +138,17 @@ export async function scratchApp(
   let services = h.services;
   let catalogue: ServedCatalogue | undefined;
   if (opts.catalogue) {
+    const env = opts.catalogue.env ?? {};
+    const upstreamEnv = opts.catalogue.upstreamEnv ?? Object.keys(env);
     const served = await serveCatalogue({
       catalogue: h.store.catalogue,
-      env: opts.catalogue.env ?? {},
+      env,
+      upstreamEnv,
       ...(opts.catalogue.pollMs !== undefined ? { pollMs: opts.catalogue.pollMs } : {}),
     });
     catalogue = served;
     // As the server wires it: a change made through these services is served at once.
-    services = createServices({ ...h.services.deps, catalogueChanged: () => served.refresh() });
+    services = createServices({ ...h.services.deps, upstreamEnv, catalogueChanged: () => served.refresh() });
   }
   const app = await buildApp({
     services,

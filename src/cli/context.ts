@@ -58,6 +58,7 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
         keySecret: keySecret!,
         previousKeySecrets,
         webhookAllowPrivate: config.webhookAllowPrivate,
+        upstreamEnv: config.upstreamEnv,
       }).as(cliActor()),
     );
   } finally {

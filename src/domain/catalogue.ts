@@ -1,12 +1,23 @@
 /**
  * @module Catalogue tools: operator-declared tools forwarded to their own HTTP service. Parses and
- * validates a catalogue (refused whole, every problem listed), resolves header placeholders and
- * reads the records an answer holds for metering.
+ * validates a catalogue (refused whole, every problem listed), resolves header placeholders from the
+ * variables the operator allowed (TOOLGATE_UPSTREAM_ENV) and reads the records an answer holds for
+ * metering.
  */
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { MAX_TOKENS } from './ledger.js';
 import { type Category, isCategory } from './plans.js';
+import {
+  allowedVariables,
+  type HeaderProblem,
+  headerNameProblem,
+  headerValueProblems,
+  resolveHeaderValues,
+  headerVariables as variablesIn,
+} from './upstream-headers.js';
+
+export { allowedVariables, type HeaderProblem, isOwnVariable } from './upstream-headers.js';
 
 export const ACCOUNT_TOOLS = ['get_account', 'get_billing', 'get_usage'] as const;
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -15,7 +26,6 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 export const MAX_RESPONSE_BYTES_LIMIT = 100 * 1024 * 1024;
 const MAX_TOOLS = 500;
 const MAX_DESCRIPTION = 4000;
-const MAX_HEADER_VALUE = 8192;
 
 export interface ToolMetering {
   category: Category;
@@ -50,13 +60,6 @@ const ajv = new Ajv({ allErrors: false, strict: true });
 addFormats(ajv);
 
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-const CONTROL = /[\r\n\0]/;
-// biome-ignore lint/suspicious/noTemplateCurlyInString: the reason shows the placeholder syntax.
-const MALFORMED = 'has a malformed placeholder: write ${NAME}, NAME of A-Z, a-z, 0-9, "_", not a digit first';
-const SET_BY_TOOLGATE =
-  /^(content-type|content-length|host|connection|transfer-encoding|x-request-id|x-toolgate-.*)$/i;
 const TOOL_MEMBERS = ['name', 'description', 'input_schema', 'upstream', 'metering'];
 const UPSTREAM_MEMBERS = ['url', 'timeout_ms', 'max_response_bytes', 'headers'];
 const METERING_MEMBERS =
@@ -79,6 +82,8 @@ function isPointer(value: string): boolean {
 /** Collects every problem rather than stopping at the first: a catalogue is refused with all of them listed. */
 class Checker {
   readonly problems: Problem[] = [];
+
+  constructor(private readonly allowed: ReadonlySet<string>) {}
 
   add(path: string, reason: string): void {
     this.problems.push({ path, reason });
@@ -180,17 +185,15 @@ class Checker {
     for (const [name, raw] of Object.entries(value)) {
       const at = child(path, name);
       const lower = name.toLowerCase();
-      if (!HEADER_NAME.test(name)) this.add(at, 'is not a valid HTTP header name');
-      else if (SET_BY_TOOLGATE.test(name)) this.add(at, 'is set by toolgate and cannot be configured');
+      const nameProblem = headerNameProblem(name);
+      if (nameProblem) this.add(at, nameProblem);
       else if (seen.has(lower)) this.add(at, 'repeats another header (names are case-insensitive)');
       seen.add(lower);
       if (typeof raw !== 'string') {
         this.add(at, 'must be a string');
         continue;
       }
-      if (CONTROL.test(raw)) this.add(at, 'must not contain CR, LF or NUL');
-      if (raw.length > MAX_HEADER_VALUE) this.add(at, `must be at most ${MAX_HEADER_VALUE} characters`);
-      if (raw.replace(PLACEHOLDER, '').includes('${')) this.add(at, MALFORMED);
+      for (const problem of headerValueProblems(raw, this.allowed)) this.add(at, problem);
       headers[name] = raw;
     }
     return headers;
@@ -265,10 +268,12 @@ class Checker {
   }
 }
 
+/** `upstreamEnv`: TOOLGATE_UPSTREAM_ENV, the only variables its headers' `${NAME}` may name. */
 export function parseCatalogue(
   input: unknown,
+  upstreamEnv: readonly string[] = [],
 ): { ok: true; tools: ToolDefinition[] } | { ok: false; problems: Problem[] } {
-  const check = new Checker();
+  const check = new Checker(allowedVariables(upstreamEnv));
   if (!isObject(input))
     return { ok: false, problems: [{ path: '', reason: 'must be an object with a "tools" array' }] };
   check.unknownMembers(input, ['tools'], '');
@@ -298,37 +303,25 @@ export function parseCatalogue(
 export function parseTool(
   name: string,
   input: unknown,
+  upstreamEnv: readonly string[] = [],
 ): { ok: true; tool: ToolDefinition } | { ok: false; problems: Problem[] } {
-  const check = new Checker();
+  const check = new Checker(allowedVariables(upstreamEnv));
   const tool = check.tool(input, '', name);
   return tool && check.problems.length === 0 ? { ok: true, tool } : { ok: false, problems: check.problems };
 }
 
 /** The `${NAME}` placeholders in a tool's header values. */
 export function headerVariables(tool: ToolDefinition): string[] {
-  const names = new Set<string>();
-  for (const value of Object.values(tool.upstream.headers))
-    for (const match of value.matchAll(PLACEHOLDER)) names.add(match[1]!);
-  return [...names];
+  return variablesIn(tool.upstream.headers);
 }
 
-/**
- * The headers with every ${NAME} replaced from `env`; or the names missing from env. A variable
- * holding CR, LF or NUL counts as missing: substituting it would let the environment inject headers.
- */
+/** A tool's headers with every ${NAME} replaced from `env`, reading only `allowed` variables (see resolveHeaderValues). */
 export function resolveHeaders(
   tool: ToolDefinition,
   env: Readonly<Record<string, string | undefined>>,
-): { ok: true; headers: Record<string, string> } | { ok: false; missing: string[] } {
-  const missing = headerVariables(tool).filter((name) => {
-    const value = env[name];
-    return value === undefined || CONTROL.test(value);
-  });
-  if (missing.length > 0) return { ok: false, missing };
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(tool.upstream.headers))
-    headers[name] = value.replace(PLACEHOLDER, (_, variable: string) => env[variable] ?? '');
-  return { ok: true, headers };
+  allowed: ReadonlySet<string>,
+): { ok: true; headers: Record<string, string> } | ({ ok: false } & HeaderProblem) {
+  return resolveHeaderValues(tool.upstream.headers, env, allowed);
 }
 
 /** A JSON Pointer's reference tokens, decoded once: what a tool reads every answer with. */

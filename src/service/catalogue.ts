@@ -39,7 +39,7 @@ export class CatalogueService {
   constructor(private readonly deps: ServiceDeps) {}
 
   async import(input: unknown, opts: { dryRun?: boolean } = {}): Promise<Result<ImportAnswer>> {
-    const parsed = parseCatalogue(input);
+    const parsed = parseCatalogue(input, this.deps.upstreamEnv);
     if (!parsed.ok) return refused(parsed.problems, 'The catalogue');
     const { tools } = parsed;
     if (opts.dryRun) {
@@ -65,7 +65,7 @@ export class CatalogueService {
 
   /** The admin API's PUT: one tool, created or replaced whole. */
   async put(name: string, input: unknown): Promise<Result<ToolRecord & { outcome: ToolPutOutcome }>> {
-    const parsed = parseTool(name, input);
+    const parsed = parseTool(name, input, this.deps.upstreamEnv);
     if (!parsed.ok) return refused(parsed.problems, `The tool "${name.slice(0, 64)}"`);
     const { outcomes } = await this.save([parsed.tool]);
     const stored = await this.deps.store.catalogue.get(name);

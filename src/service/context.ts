@@ -28,6 +28,8 @@ export interface ServiceDeps {
   usageCounters?: UsageCounters;
   /** Called after this process changed the tool catalogue, so that it serves the change at once. */
   catalogueChanged?: () => Promise<void>;
+  /** TOOLGATE_UPSTREAM_ENV: the only variables a catalogue's header placeholders may name; none when unset. */
+  upstreamEnv?: readonly string[];
   /** The fair-use thresholds webhook endpoints want, per account: carried into each consumption. */
   webhookInterest?: { thresholdsFor(accountId: string): readonly number[] | undefined };
   /** TOOLGATE_WEBHOOK_ALLOW_PRIVATE: endpoints may be loopback or private addresses. */

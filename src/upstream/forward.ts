@@ -54,6 +54,9 @@ const OWN_HEADERS = new Set([
   'x-toolgate-tool',
 ]);
 
+/** Visible ASCII and spaces: a catalogue's header values are checked to be so before they get here. */
+const SENDABLE_VALUE = /^[\x20-\x7e]*$/;
+
 /**
  * The one undici timer still on (the exchange's own timer bounds the call): the pool's connect
  * timeout, which ends a connect that hangs before a long `timeout_ms` does; a timeout all the same.
@@ -148,6 +151,9 @@ function resolveDestination(target: UpstreamTarget): Destination | string {
   if (url.username || url.password) return 'the upstream URL carries credentials; use headers';
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(target.headers)) {
+    // Said once, by name: undici would refuse it on every call with an error that names neither.
+    if (!SENDABLE_VALUE.test(value))
+      return `the configured header ${name} holds characters HTTP cannot carry`;
     if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
   }
   return { origin: url.origin, path: `${url.pathname}${url.search}`, headers };

@@ -31,7 +31,7 @@ const file = (name: string, content: unknown): string => {
 const listJson = () => t.json<ToolRecord[]>('tools', 'list');
 
 beforeAll(() => {
-  t = scratch();
+  t = scratch({ TOOLGATE_UPSTREAM_ENV: 'PEOPLE_TOKEN' });
 });
 afterAll(() => t.cleanup());
 

@@ -1,11 +1,14 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: header placeholders are written as ${NAME} literals.
 import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 import {
+  allowedVariables,
   countRecords,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
   expectedRecords,
   headerVariables,
+  isOwnVariable,
   type Problem,
   parseCatalogue,
   parseTool,
@@ -41,15 +44,19 @@ const example = {
 
 const minimal = { name: 'ping', upstream: { url: 'https://svc.internal/ping' } };
 
+/** TOOLGATE_UPSTREAM_ENV for these tests: every variable their headers name. */
+const LISTED = ['PEOPLE_API_TOKEN', 'TOKEN', 'USER', 'PASS', '_PASS2', 'A'];
+const ALLOWED = allowedVariables(LISTED);
+
 /** The problems of a catalogue holding `tools`; fails the test when it parses. */
 function problemsOf(...tools: unknown[]): Problem[] {
-  const result = parseCatalogue({ tools });
+  const result = parseCatalogue({ tools }, LISTED);
   if (result.ok) throw new Error('expected the catalogue to be refused');
   return result.problems;
 }
 
 function toolOf(input: unknown): ToolDefinition {
-  const result = parseCatalogue({ tools: [input] });
+  const result = parseCatalogue({ tools: [input] }, LISTED);
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
   return result.tools[0]!;
 }
@@ -59,7 +66,7 @@ const withHeaders = (headers: Record<string, string>): ToolDefinition =>
 
 describe('parseCatalogue', () => {
   it('parses the documented example, filling the defaults it leaves out', () => {
-    expect(parseCatalogue({ tools: [example] })).toEqual({
+    expect(parseCatalogue({ tools: [example] }, LISTED)).toEqual({
       ok: true,
       tools: [
         { ...example, upstream: { ...example.upstream, max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES } },
@@ -230,6 +237,8 @@ describe('parseCatalogue', () => {
   });
 });
 
+const VISIBLE = 'must be visible ASCII and spaces: no control character, byte-order mark or non-ASCII';
+
 describe('upstream headers', () => {
   it('refuses headers toolgate sets, bad names and bad values', () => {
     const problems = problemsOf({
@@ -243,6 +252,9 @@ describe('upstream headers', () => {
           'X-Request-Id': 'r',
           'Bad Name': 'v',
           'X-Ok': 'a\r\nInjected: 1',
+          'X-Esc': 'a\u001b[31mb',
+          'X-Bom': '\ufeffBearer x',
+          'X-Surrogate': 'a\ud800b',
           'X-Long': 'x'.repeat(8193),
           'X-Num': 5 as unknown as string,
           'X-Broken': 'Bearer ${TOKEN',
@@ -261,7 +273,10 @@ describe('upstream headers', () => {
       'X-Toolgate-Account': 'is set by toolgate and cannot be configured',
       'X-Request-Id': 'is set by toolgate and cannot be configured',
       'Bad Name': 'is not a valid HTTP header name',
-      'X-Ok': 'must not contain CR, LF or NUL',
+      'X-Ok': VISIBLE,
+      'X-Esc': VISIBLE,
+      'X-Bom': VISIBLE,
+      'X-Surrogate': VISIBLE,
       'X-Long': 'must be at most 8192 characters',
       'X-Num': 'must be a string',
       'X-Broken': expect.stringContaining('malformed placeholder'),
@@ -269,7 +284,7 @@ describe('upstream headers', () => {
       'X-Digit': expect.stringContaining('malformed placeholder'),
       'x-ok': 'repeats another header (names are case-insensitive)',
     });
-    expect(problems).toHaveLength(12);
+    expect(problems).toHaveLength(15);
   });
 
   it('lists the placeholders, once each, and accepts a literal $', () => {
@@ -291,32 +306,123 @@ describe('upstream headers', () => {
   it('resolves placeholders from the environment, or lists the missing ones', () => {
     const tool = withHeaders({ Authorization: 'Bearer ${TOKEN}', 'X-Pair': '${USER}:${PASS}/${USER}' });
     expect(headerVariables(tool)).toEqual(['TOKEN', 'USER', 'PASS']);
-    expect(resolveHeaders(tool, { TOKEN: 't0k', USER: 'ann', PASS: 'p$1' })).toEqual({
+    expect(resolveHeaders(tool, { TOKEN: 't0k', USER: 'ann', PASS: 'p$1' }, ALLOWED)).toEqual({
       ok: true,
       headers: { Authorization: 'Bearer t0k', 'X-Pair': 'ann:p$1/ann' },
     });
-    expect(resolveHeaders(tool, { USER: 'ann' })).toEqual({ ok: false, missing: ['TOKEN', 'PASS'] });
-    expect(resolveHeaders(tool, { TOKEN: 'a\nB: c', USER: '', PASS: 'x' })).toEqual({
+    expect(resolveHeaders(tool, { USER: 'ann' }, ALLOWED)).toEqual({
       ok: false,
-      missing: ['TOKEN'],
+      reason: 'missing',
+      names: ['TOKEN', 'PASS'],
     });
-    expect(resolveHeaders(withHeaders({ 'X-Price': '$5' }), {})).toEqual({
+    expect(resolveHeaders(withHeaders({ 'X-Price': '$5' }), {}, ALLOWED)).toEqual({
       ok: true,
       headers: { 'X-Price': '$5' },
     });
+  });
+
+  it.each([
+    ['CR LF', 'a\nB: c'],
+    ['NUL', 'a\0'],
+    ['ESC', '\u001b[2J'],
+    ['a BOM', '\ufefft0k'],
+    ['a lone surrogate', 't0k\udc00'],
+    ['a tab', 't\t0k'],
+    ['DEL', 't0k\u007f'],
+    ['non-ASCII', 'caf\u00e9'],
+  ])('a variable holding %s is named as unusable, never substituted', (_what, value) => {
+    const tool = withHeaders({ Authorization: 'Bearer ${TOKEN}', 'X-User': '${USER}' });
+    expect(resolveHeaders(tool, { TOKEN: value, USER: 'ann' }, ALLOWED)).toEqual({
+      ok: false,
+      reason: 'not_ascii',
+      names: ['TOKEN'],
+    });
+  });
+});
+
+describe('placeholders and TOOLGATE_UPSTREAM_ENV', () => {
+  const headerProblems = (headers: Record<string, string>, listed: string[]) => {
+    const result = parseTool('ping', { upstream: { url: 'http://x/', headers } }, listed);
+    return result.ok ? [] : result.problems.map((p) => `${p.path}: ${p.reason}`);
+  };
+
+  it('refuses a variable TOOLGATE_UPSTREAM_ENV does not list, naming it and the fix', () => {
+    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, [])).toEqual([
+      '/upstream/headers/Authorization: names ${CRM_TOKEN}, which TOOLGATE_UPSTREAM_ENV does not list: add it there (comma-separated names, for example TOOLGATE_UPSTREAM_ENV=CRM_TOKEN) where the catalogue is imported and on every server',
+    ]);
+    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, ['CRM_TOKEN', 'OTHER'])).toEqual([]);
+    // Names are exact: another case is another variable.
+    expect(headerProblems({ Authorization: 'Bearer ${crm_token}' }, ['CRM_TOKEN'])).toHaveLength(1);
+  });
+
+  it.each([
+    'TOOLGATE_ADMIN_TOKEN',
+    'TOOLGATE_KEY_SECRET',
+    'TOOLGATE_DATABASE_URL',
+    'TOOLGATE_REDIS_URL',
+    'toolgate_admin_token',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'REDIS_PASSWORD',
+    'HEROKU_POSTGRESQL_RED_URL',
+    'PGPASSWORD',
+    'PGHOST',
+    'NODE_OPTIONS',
+    'HOST',
+    'PORT',
+  ])('refuses ${%s} even when TOOLGATE_UPSTREAM_ENV lists it', (variable) => {
+    expect(headerProblems({ 'X-A': `k=\${${variable}}` }, [variable])).toEqual([
+      `/upstream/headers/X-A: names \${${variable}}, toolgate's own configuration (TOOLGATE_*, PG*, database and Redis variables), which a catalogue can never read: give the upstream's credential a variable of its own and list it in TOOLGATE_UPSTREAM_ENV`,
+    ]);
+    expect(allowedVariables([variable, 'CRM_TOKEN'])).toEqual(new Set(['CRM_TOKEN']));
+  });
+
+  it("counts every variable toolgate's configuration reads as its own", () => {
+    expect(CONFIG_VARIABLES).toContain('TOOLGATE_UPSTREAM_ENV');
+    for (const name of CONFIG_VARIABLES) expect([name, isOwnVariable(name)]).toEqual([name, true]);
+    for (const name of ['EXAMPLE_UPSTREAM_TOKEN', 'CRM_TOKEN', 'PEOPLE_API_TOKEN', 'API_KEY'])
+      expect([name, isOwnVariable(name)]).toEqual([name, false]);
+  });
+
+  it('serves a stored tool only with allowed variables, never reading one that is not', () => {
+    const stored = (headers: Record<string, string>): ToolDefinition => ({
+      ...toolOf(minimal),
+      upstream: { ...toolOf(minimal).upstream, headers },
+    });
+    const env = { TOOLGATE_ADMIN_TOKEN: 'admin-secret', CRM_TOKEN: 'crm', OTHER: 'other' };
+    const allowed = allowedVariables(['CRM_TOKEN', 'TOOLGATE_ADMIN_TOKEN']);
+    expect(
+      resolveHeaders(
+        stored({ 'X-A': '${TOOLGATE_ADMIN_TOKEN}', 'X-B': '${OTHER}${CRM_TOKEN}' }),
+        env,
+        allowed,
+      ),
+    ).toEqual({ ok: false, reason: 'not_allowed', names: ['TOOLGATE_ADMIN_TOKEN', 'OTHER'] });
+    expect(resolveHeaders(stored({ 'X-B': 'Bearer ${CRM_TOKEN}' }), env, allowed)).toEqual({
+      ok: true,
+      headers: { 'X-B': 'Bearer crm' },
+    });
+    // Values and names as written that HTTP cannot carry: named, whatever the environment holds.
+    expect(
+      resolveHeaders(
+        stored({ 'X-E': 'a\u001bb', 'X-F': '\ufeff', 'Bad Name': 'x', Host: 'h' }),
+        env,
+        allowed,
+      ),
+    ).toEqual({ ok: false, reason: 'headers', names: ['X-E', 'X-F', 'Bad Name', 'Host'] });
   });
 });
 
 describe('parseTool', () => {
   it('takes its name from the URL, and accepts the same name in the body', () => {
     const { name: _name, ...body } = example;
-    const result = parseTool('search_people', body);
+    const result = parseTool('search_people', body, LISTED);
     expect(result.ok && result.tool.name).toBe('search_people');
-    expect(parseTool('search_people', example).ok).toBe(true);
+    expect(parseTool('search_people', example, LISTED).ok).toBe(true);
   });
 
   it('refuses a different name in the body, and paths are relative to the tool', () => {
-    expect(parseTool('search_people', { ...example, name: 'other' })).toEqual({
+    expect(parseTool('search_people', { ...example, name: 'other' }, LISTED)).toEqual({
       ok: false,
       problems: [{ path: '/name', reason: 'must equal the tool name in the URL ("search_people")' }],
     });

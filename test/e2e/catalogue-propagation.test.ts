@@ -63,6 +63,8 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
       TOOLGATE_DATABASE_URL: `sqlite:${join(scratch.dir, 'toolgate.db')}`,
       TOOLGATE_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
       TOOLGATE_KEY_SECRET: 'e2e-key-secret-0123456789abcdef0123456789',
+      // Allowed, and left unset: the tool that names it cannot be served.
+      TOOLGATE_UPSTREAM_ENV: 'PING_API_KEY',
       NODE_ENV: 'production',
     };
     server = await startServer(env);

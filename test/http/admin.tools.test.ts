@@ -13,7 +13,7 @@ const tool = {
 describe('admin API: tools and key verification', () => {
   let h: AppHarness;
   beforeEach(async () => {
-    h = await scratchApp({ catalogue: {} });
+    h = await scratchApp({ catalogue: { upstreamEnv: ['PEOPLE_KEY'] } });
   });
   afterEach(async () => h.close());
 

@@ -53,7 +53,13 @@ describe('catalogue tools', () => {
   afterAll(async () => upstream.close());
   beforeEach(async () => {
     upstream.reset();
-    h = await scratchApp({ catalogue: { env: { PEOPLE_TOKEN: 'upstream-secret' } } });
+    h = await scratchApp({
+      catalogue: {
+        env: { PEOPLE_TOKEN: 'upstream-secret' },
+        // NOT_SET_ANYWHERE is allowed, and unset on this server.
+        upstreamEnv: ['PEOPLE_TOKEN', 'NOT_SET_ANYWHERE'],
+      },
+    });
     const imported = await h.services.catalogue.import(catalogue(upstream.url));
     expect(imported.ok).toBe(true);
     upstream.on('search', (call, res) => {

@@ -289,6 +289,19 @@ describe('Upstreams.forward', () => {
       const r = await upstreams.forward(target('/ok', { url: 'ftp://127.0.0.1/x' }), call);
       expect(r).toMatchObject({ kind: 'error', code: 'upstream_error' });
     });
+
+    it('names a configured header HTTP cannot carry, without connecting', async () => {
+      const before = sockets;
+      for (const value of ['a\u001bb', '\ufeffx', 'x\ud800']) {
+        const r = await forward('/ok', { headers: { 'X-Api': value } });
+        expect(r).toEqual({
+          kind: 'error',
+          code: 'upstream_error',
+          reason: 'the configured header X-Api holds characters HTTP cannot carry',
+        });
+      }
+      expect(sockets).toBe(before);
+    });
   });
 
   describe('limits', () => {

@@ -10,6 +10,7 @@ import {
   compilePointer,
   countRecords,
   expectedRecords,
+  type HeaderProblem,
   resolveHeaders,
   type ToolDefinition,
   tokenCost,
@@ -33,20 +34,34 @@ export interface CatalogueToolDeps {
   upstreams: Upstreams;
   /** Where `${NAME}` in upstream headers is looked up: this server's environment. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The only variables of `env` a tool may read (TOOLGATE_UPSTREAM_ENV less toolgate's own). */
+  allowed: ReadonlySet<string>;
   /** Told, once per definition built, that a tool cannot be served here and why. */
   warn?: (message: string, fields: Record<string, unknown>) => void;
 }
 
+/** The warning for each reason a tool's headers cannot be sent, and the field naming what (never a value). */
+const UNSENDABLE: Record<HeaderProblem['reason'], [message: string, field: string]> = {
+  not_allowed: [
+    'catalogue tool unavailable: its headers name variables TOOLGATE_UPSTREAM_ENV does not allow',
+    'not_allowed',
+  ],
+  headers: ['catalogue tool unavailable: header names or values HTTP cannot carry', 'headers'],
+  missing: ['catalogue tool unavailable: environment variables missing', 'missing'],
+  not_ascii: [
+    'catalogue tool unavailable: environment variables hold characters a header cannot carry (only visible ASCII and spaces)',
+    'not_ascii',
+  ],
+};
+
 export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolDeps): ServedTool {
   const validate = compile(definition.input_schema);
-  const headers = resolveHeaders(definition, deps.env);
+  const headers = resolveHeaders(definition, deps.env, deps.allowed);
   let unavailable: string | undefined;
   if (!headers.ok) {
     unavailable = `The tool "${definition.name}" is not available on this server.`;
-    deps.warn?.('catalogue tool unavailable: environment variables missing', {
-      tool: definition.name,
-      missing: headers.missing,
-    });
+    const [message, field] = UNSENDABLE[headers.reason];
+    deps.warn?.(message, { tool: definition.name, [field]: headers.names });
   }
   const target: UpstreamTarget = {
     url: definition.upstream.url,

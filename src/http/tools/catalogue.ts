@@ -4,6 +4,7 @@
  * upstream connections. The composition root and the tests open it the same way.
  */
 
+import { allowedVariables } from '../../domain/catalogue.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { LiveCatalogue } from '../../service/live-catalogue.js';
 import type { CatalogueStore, Warn } from '../../store/store.js';
@@ -25,6 +26,8 @@ export interface ServeCatalogueOptions {
   catalogue: CatalogueStore;
   /** Where `${NAME}` in upstream headers is looked up (the process's environment). */
   env: Readonly<Record<string, string | undefined>>;
+  /** TOOLGATE_UPSTREAM_ENV: the only variables of `env` a tool may read (toolgate's own never). */
+  upstreamEnv: readonly string[];
   warn?: Warn;
   /** How often the stored revision is read, in milliseconds. */
   pollMs?: number;
@@ -39,13 +42,16 @@ export async function serveCatalogue(opts: ServeCatalogueOptions): Promise<Serve
     ...(opts.connections === undefined ? {} : { connections: opts.connections }),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
+  const allowed = allowedVariables(opts.upstreamEnv);
+  const ignored = opts.upstreamEnv.filter((name) => !allowed.has(name));
+  if (ignored.length > 0)
+    opts.warn?.("TOOLGATE_UPSTREAM_ENV lists toolgate's own configuration, which no tool may read", {
+      ignored,
+    });
+  const deps = { upstreams, env: opts.env, allowed };
   const live = new LiveCatalogue<ServedTool>({
     catalogue: opts.catalogue,
-    build: (definition) =>
-      buildServedTool(
-        definition,
-        opts.warn ? { upstreams, env: opts.env, warn: opts.warn } : { upstreams, env: opts.env },
-      ),
+    build: (definition) => buildServedTool(definition, opts.warn ? { ...deps, warn: opts.warn } : deps),
     ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
     ...(opts.warn ? { warn: opts.warn } : {}),
   });
