@@ -1,6 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: header placeholders are written as ${NAME} literals.
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES } from '../../src/config.js';
 import {
   allowedVariables,
   countRecords,
@@ -8,7 +7,6 @@ import {
   DEFAULT_TIMEOUT_MS,
   expectedRecords,
   headerVariables,
-  isOwnVariable,
   type Problem,
   parseCatalogue,
   parseTool,
@@ -320,97 +318,6 @@ describe('upstream headers', () => {
       headers: { 'X-Price': '$5' },
     });
   });
-
-  it.each([
-    ['CR LF', 'a\nB: c'],
-    ['NUL', 'a\0'],
-    ['ESC', '\u001b[2J'],
-    ['a BOM', '\ufefft0k'],
-    ['a lone surrogate', 't0k\udc00'],
-    ['a tab', 't\t0k'],
-    ['DEL', 't0k\u007f'],
-    ['non-ASCII', 'caf\u00e9'],
-  ])('a variable holding %s is named as unusable, never substituted', (_what, value) => {
-    const tool = withHeaders({ Authorization: 'Bearer ${TOKEN}', 'X-User': '${USER}' });
-    expect(resolveHeaders(tool, { TOKEN: value, USER: 'ann' }, ALLOWED)).toEqual({
-      ok: false,
-      reason: 'not_ascii',
-      names: ['TOKEN'],
-    });
-  });
-});
-
-describe('placeholders and TOOLGATE_UPSTREAM_ENV', () => {
-  const headerProblems = (headers: Record<string, string>, listed: string[]) => {
-    const result = parseTool('ping', { upstream: { url: 'http://x/', headers } }, listed);
-    return result.ok ? [] : result.problems.map((p) => `${p.path}: ${p.reason}`);
-  };
-
-  it('refuses a variable TOOLGATE_UPSTREAM_ENV does not list, naming it and the fix', () => {
-    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, [])).toEqual([
-      '/upstream/headers/Authorization: names ${CRM_TOKEN}, which TOOLGATE_UPSTREAM_ENV does not list: add it there (comma-separated names, for example TOOLGATE_UPSTREAM_ENV=CRM_TOKEN) where the catalogue is imported and on every server',
-    ]);
-    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, ['CRM_TOKEN', 'OTHER'])).toEqual([]);
-    // Names are exact: another case is another variable.
-    expect(headerProblems({ Authorization: 'Bearer ${crm_token}' }, ['CRM_TOKEN'])).toHaveLength(1);
-  });
-
-  it.each([
-    'TOOLGATE_ADMIN_TOKEN',
-    'TOOLGATE_KEY_SECRET',
-    'TOOLGATE_DATABASE_URL',
-    'TOOLGATE_REDIS_URL',
-    'toolgate_admin_token',
-    'DATABASE_URL',
-    'REDIS_URL',
-    'REDIS_PASSWORD',
-    'HEROKU_POSTGRESQL_RED_URL',
-    'PGPASSWORD',
-    'PGHOST',
-    'NODE_OPTIONS',
-    'HOST',
-    'PORT',
-  ])('refuses ${%s} even when TOOLGATE_UPSTREAM_ENV lists it', (variable) => {
-    expect(headerProblems({ 'X-A': `k=\${${variable}}` }, [variable])).toEqual([
-      `/upstream/headers/X-A: names \${${variable}}, toolgate's own configuration (TOOLGATE_*, PG*, database and Redis variables), which a catalogue can never read: give the upstream's credential a variable of its own and list it in TOOLGATE_UPSTREAM_ENV`,
-    ]);
-    expect(allowedVariables([variable, 'CRM_TOKEN'])).toEqual(new Set(['CRM_TOKEN']));
-  });
-
-  it("counts every variable toolgate's configuration reads as its own", () => {
-    expect(CONFIG_VARIABLES).toContain('TOOLGATE_UPSTREAM_ENV');
-    for (const name of CONFIG_VARIABLES) expect([name, isOwnVariable(name)]).toEqual([name, true]);
-    for (const name of ['EXAMPLE_UPSTREAM_TOKEN', 'CRM_TOKEN', 'PEOPLE_API_TOKEN', 'API_KEY'])
-      expect([name, isOwnVariable(name)]).toEqual([name, false]);
-  });
-
-  it('serves a stored tool only with allowed variables, never reading one that is not', () => {
-    const stored = (headers: Record<string, string>): ToolDefinition => ({
-      ...toolOf(minimal),
-      upstream: { ...toolOf(minimal).upstream, headers },
-    });
-    const env = { TOOLGATE_ADMIN_TOKEN: 'admin-secret', CRM_TOKEN: 'crm', OTHER: 'other' };
-    const allowed = allowedVariables(['CRM_TOKEN', 'TOOLGATE_ADMIN_TOKEN']);
-    expect(
-      resolveHeaders(
-        stored({ 'X-A': '${TOOLGATE_ADMIN_TOKEN}', 'X-B': '${OTHER}${CRM_TOKEN}' }),
-        env,
-        allowed,
-      ),
-    ).toEqual({ ok: false, reason: 'not_allowed', names: ['TOOLGATE_ADMIN_TOKEN', 'OTHER'] });
-    expect(resolveHeaders(stored({ 'X-B': 'Bearer ${CRM_TOKEN}' }), env, allowed)).toEqual({
-      ok: true,
-      headers: { 'X-B': 'Bearer crm' },
-    });
-    // Values and names as written that HTTP cannot carry: named, whatever the environment holds.
-    expect(
-      resolveHeaders(
-        stored({ 'X-E': 'a\u001bb', 'X-F': '\ufeff', 'Bad Name': 'x', Host: 'h' }),
-        env,
-        allowed,
-      ),
-    ).toEqual({ ok: false, reason: 'headers', names: ['X-E', 'X-F', 'Bad Name', 'Host'] });
-  });
 });
 
 describe('parseTool', () => {
@@ -468,18 +375,17 @@ describe('pointerGet', () => {
 });
 
 describe('countRecords', () => {
-  it('counts arrays, objects and whole numbers; everything else is 0', () => {
+  it('counts arrays, objects and safe whole numbers, null and absent as 0; anything else is no count (NaN)', () => {
     expect(countRecords({ results: [1, 2, 3] }, '/results')).toBe(3);
     expect(countRecords({ results: [] }, '/results')).toBe(0);
     expect(countRecords({ results: { id: 1 } }, '/results')).toBe(1);
     expect(countRecords({ total: 42 }, '/total')).toBe(42);
+    expect(countRecords({ total: Number.MAX_SAFE_INTEGER }, '/total')).toBe(Number.MAX_SAFE_INTEGER);
     expect(countRecords({ results: null }, '/results')).toBe(0);
     expect(countRecords({}, '/results')).toBe(0);
-    expect(countRecords({ results: '3' }, '/results')).toBe(0);
-    expect(countRecords({ results: -2 }, '/results')).toBe(0);
-    expect(countRecords({ results: 2.5 }, '/results')).toBe(0);
-    expect(countRecords({ results: true }, '/results')).toBe(0);
     expect(countRecords([1, 2], '')).toBe(2);
+    for (const value of ['3', -2, 2.5, true, 2 ** 53, 1e23])
+      expect(countRecords({ results: value }, '/results'), String(value)).toBeNaN();
   });
 });
 
