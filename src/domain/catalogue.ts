@@ -364,12 +364,14 @@ function wholeCount(value: unknown): number | undefined {
 
 /**
  * Records an upstream answer holds at `pointer`: an array counts its length, an object 1, a
- * non-negative safe integer itself, null/absent 0; anything else (a string, a negative or fractional
- * number, boolean) is 0 too.
+ * non-negative safe integer itself, null/absent 0. Anything else (a number too big to be exact,
+ * negative or fractional, a string, a boolean) is NaN: no count at all, which the pipeline answers
+ * as the upstream's error rather than guess one.
  */
 export function countRecords(answer: unknown, pointer: string | Pointer): number {
   const value = pointerGet(answer, pointer);
-  return wholeCount(value) ?? (isObject(value) ? 1 : 0);
+  if (value === null || value === undefined) return 0;
+  return wholeCount(value) ?? (isObject(value) ? 1 : Number.NaN);
 }
 
 /**

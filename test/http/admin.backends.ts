@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
+import { serveCatalogue } from '../../src/http/tools/catalogue.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -21,31 +22,42 @@ export interface BackendApp {
   close(): Promise<void>;
 }
 
-export interface Backend {
-  name: 'SQLite' | 'PostgreSQL';
-  make(): Promise<BackendApp>;
+export interface MakeOptions {
+  /** Serve the tool catalogue (no upstream variables allowed). */
+  catalogue?: boolean;
 }
 
-async function postgresApp(): Promise<BackendApp> {
+export interface Backend {
+  name: 'SQLite' | 'PostgreSQL';
+  make(opts?: MakeOptions): Promise<BackendApp>;
+}
+
+async function postgresApp(opts: MakeOptions = {}): Promise<BackendApp> {
   const schema = scratchSchemaName();
   const { store, reads } = withReadCache(
     (observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }),
   );
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  const catalogue = opts.catalogue
+    ? await serveCatalogue({ catalogue: store.catalogue, env: {}, upstreamEnv: [] })
+    : undefined;
   const services = createServices({
     store,
     reads,
     clock: new FixedClock(T0),
     keyPrefix: 'tg',
     keySecret: KEY_SECRET,
+    // As the server wires it: a change made through these services is served at once.
+    ...(catalogue ? { catalogueChanged: () => catalogue.refresh() } : {}),
   });
-  const app = await buildApp({ services, adminToken: ADMIN_TOKEN });
+  const app = await buildApp({ services, adminToken: ADMIN_TOKEN, ...(catalogue ? { catalogue } : {}) });
   return {
     app,
     services,
     store,
     async close() {
       await app.close();
+      await catalogue?.close();
       await store.dropSchema().catch(() => {});
       await store.close();
     },
@@ -54,6 +66,9 @@ async function postgresApp(): Promise<BackendApp> {
 
 /** SQLite always; PostgreSQL when it answers. */
 export async function backends(): Promise<Backend[]> {
-  const sqlite: Backend = { name: 'SQLite', make: () => scratchApp() };
+  const sqlite: Backend = {
+    name: 'SQLite',
+    make: (opts = {}) => scratchApp(opts.catalogue ? { catalogue: {} } : {}),
+  };
   return (await postgresAvailable()) ? [sqlite, { name: 'PostgreSQL', make: postgresApp }] : [sqlite];
 }

@@ -73,8 +73,10 @@ async function runMetered(
   try {
     const answer = await tool.run(ctx, args);
     const records = answer.missed ? 0 : answer.records;
+    // A guessed count (0) would hand out what the upstream returned unmetered and uncharged.
     if (!Number.isSafeInteger(records) || records < 0) {
-      throw new Error(`Tool ${tool.name} returned an invalid record count: ${String(records)}`);
+      ctx.log.warn({ tool: tool.name }, 'upstream record count is not a safe non-negative integer');
+      throw new ApiError('upstream_error');
     }
     const unlimited = isUnlimited(snapshot.account, snapshot.plan);
     const cost = answer.missed || unlimited ? 0 : metering.tokenCost(args, records);

@@ -55,7 +55,10 @@ export interface ToolAnswer {
    * written around it, and `results` is not serialised again.
    */
   resultsJson?: string;
-  /** Records returned, counted against fair use (a miss counts none). */
+  /**
+   * Records returned, counted against fair use (a miss counts none). Anything but a safe
+   * non-negative integer is the upstream's error: 502, nothing consumed or charged.
+   */
   records: number;
   /** Nothing was found: the answer's status is `not_found`, and only the request is counted. */
   missed?: boolean;
