@@ -44,10 +44,42 @@ export function unwrap<T>(result: Result<T>): T {
   return result.value;
 }
 
-/** Prints `value` as JSON with --json, otherwise the human rendering. */
+/**
+ * What a terminal acts on instead of printing: C0 controls (ESC starts a sequence that can clear the
+ * screen, retitle the window or rewrite the clipboard; CR returns over what was printed), DEL, C1
+ * controls (U+009B is a CSI by itself), the line and paragraph separators, and the bidi marks,
+ * embeddings, overrides and isolates that reorder the text after them.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function escapeChar(c: string): string {
+  const code = c.charCodeAt(0);
+  return (
+    NAMED_ESCAPES[c] ??
+    (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+  );
+}
+
+/** A stored string as one printable line: every control character written as its escape (`\x1b`, `\u202e`). */
+export function printable(value: string): string {
+  return value.replace(UNPRINTABLE, escapeChar);
+}
+
+/**
+ * Lines for people, as the terminal will show them: everything but the newlines between lines
+ * escaped. The last guard of every human output: cells are escaped whole already (a newline in a
+ * name cannot start a row), and this catches a stored string a sentence names.
+ */
+function printableText(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => (c === '\n' ? c : escapeChar(c)));
+}
+
+/** Prints `value` as JSON with --json (exact: escaping is JSON's), otherwise the human rendering, printable. */
 export function emit(opts: JsonOption, value: unknown, human: () => string): void {
   process.stdout.write(
-    opts.json ? `${JSON.stringify(value, null, 2)}\n` : `${human().replace(/\n+$/, '')}\n`,
+    opts.json ? `${JSON.stringify(value, null, 2)}\n` : `${printableText(human()).replace(/\n+$/, '')}\n`,
   );
 }
 
@@ -95,7 +127,7 @@ function problemLines(problems: unknown): string {
       (p): p is { path: string; reason: string } =>
         typeof p?.path === 'string' && typeof p?.reason === 'string',
     )
-    .map((p) => `  ${p.path === '' ? '(whole file)' : p.path}: ${p.reason}\n`)
+    .map((p) => `  ${p.path === '' ? '(whole file)' : printable(p.path)}: ${printable(p.reason)}\n`)
     .join('');
 }
 
@@ -103,16 +135,16 @@ function problemLines(problems: unknown): string {
 export function reportError(err: unknown, json: boolean): number {
   const e = toCliError(err);
   if (json) process.stdout.write(`${JSON.stringify(errorBody(e), null, 2)}\n`);
-  else process.stderr.write(`toolgate: ${e.message}\n${problemLines(e.details.problems)}`);
+  else process.stderr.write(printableText(`toolgate: ${e.message}\n${problemLines(e.details.problems)}`));
   return e.exitCode;
 }
 
-/** Columns padded to their widest cell, two spaces apart; headers in capitals. */
+/** Columns padded to their widest cell, two spaces apart; headers in capitals; every cell printable. */
 export function table(
   headers: readonly string[],
   rows: ReadonlyArray<ReadonlyArray<string | number>>,
 ): string {
-  const cells = [headers.map((h) => h.toUpperCase()), ...rows.map((r) => r.map(String))];
+  const cells = [headers.map((h) => h.toUpperCase()), ...rows.map((r) => r.map((c) => printable(String(c))))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells
     .map((r) =>
@@ -124,10 +156,19 @@ export function table(
     .join('\n');
 }
 
-/** `key  value` lines with the keys aligned. */
-export function fields(pairs: ReadonlyArray<readonly [string, string | number]>, indent = ''): string {
+/** A field's value: one line, or several (each printed under the value column). */
+export type FieldValue = string | number | readonly string[];
+
+/** `key  value` lines with the keys aligned; every value line printable. */
+export function fields(pairs: ReadonlyArray<readonly [string, FieldValue]>, indent = ''): string {
   const width = Math.max(...pairs.map(([k]) => k.length));
-  return pairs.map(([k, v]) => `${indent}${k.padEnd(width)}  ${v}`).join('\n');
+  const under = `\n${indent}${' '.repeat(width + 2)}`;
+  return pairs
+    .map(([k, v]) => {
+      const lines = typeof v === 'object' ? v : [String(v)];
+      return `${indent}${k.padEnd(width)}  ${lines.map(printable).join(under)}`;
+    })
+    .join('\n');
 }
 
 /** A token balance for people: -1 is "unlimited". */

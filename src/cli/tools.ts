@@ -5,7 +5,17 @@ import type { ToolMetering } from '../domain/catalogue.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
 import { withServices } from './context.js';
-import { CliError, EXIT_FAILED, emit, fields, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import {
+  CliError,
+  EXIT_FAILED,
+  emit,
+  type FieldValue,
+  fields,
+  JSON_HELP,
+  type JsonOption,
+  table,
+  unwrap,
+} from './output.js';
 
 export function registerTools(program: Command): void {
   const tools = program
@@ -159,9 +169,10 @@ function toolsTable(list: ToolRecord[]): string {
 function toolBlock(t: ToolRecord): string {
   const m = t.metering;
   const headers = Object.entries(t.upstream.headers);
-  const pairs: Array<readonly [string, string | number]> = [
+  const pairs: Array<readonly [string, FieldValue]> = [
     ['name', t.name],
-    ['description', t.description === '' ? '-' : t.description],
+    // A description's own lines continue under the value column; anything else in it is escaped.
+    ['description', t.description === '' ? '-' : t.description.split(/\r?\n/)],
     ['category', category(m)],
     ['tokens', tokensText(m)],
     ...(m
@@ -176,15 +187,11 @@ function toolBlock(t: ToolRecord): string {
     ['upstream', t.upstream.url],
     ['timeout', `${t.upstream.timeout_ms} ms`],
     ['max response', `${t.upstream.max_response_bytes} bytes`],
-    ['headers', headers.length === 0 ? '-' : headers.map(([k, v]) => `${k}: ${v}`).join('\n')],
+    ['headers', headers.length === 0 ? '-' : headers.map(([k, v]) => `${k}: ${v}`)],
     ['created', t.created_at],
     ['updated', t.updated_at],
   ];
-  // Multi-line values (headers, a long description) continue under the value column.
-  const width = Math.max(...pairs.map(([k]) => k.length));
-  const block = fields(
-    pairs.map(([k, v]) => [k, String(v).replace(/\n/g, `\n${' '.repeat(width + 2)}`)] as const),
-  );
+  const block = fields(pairs);
   const schema = JSON.stringify(t.input_schema, null, 2).replace(/^/gm, '  ');
   return `${block}\n\ninput schema:\n${schema}`;
 }
