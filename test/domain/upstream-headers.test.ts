@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: header placeholders are written as ${NAME} literals.
 /** Which `${NAME}` a catalogue may read (TOOLGATE_UPSTREAM_ENV, never toolgate's own) and which header values HTTP can carry. */
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES } from '../../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
 import { parseTool } from '../../src/domain/catalogue.js';
 import { allowedVariables, isOwnVariable, resolveHeaderValues } from '../../src/domain/upstream-headers.js';
 
@@ -85,5 +85,26 @@ describe('placeholders and TOOLGATE_UPSTREAM_ENV', () => {
     expect(
       resolveHeaderValues({ 'X-E': 'a\u001bb', 'X-F': '\ufeff', 'Bad Name': 'x', Host: 'h' }, env, allowed),
     ).toEqual({ ok: false, reason: 'headers', names: ['X-E', 'X-F', 'Bad Name', 'Host'] });
+  });
+});
+
+describe('TOOLGATE_UPSTREAM_ENV in the configuration', () => {
+  it('is a comma-separated list of names, empty when unset', () => {
+    expect(loadConfig({}).upstreamEnv).toEqual([]);
+    expect(loadConfig({ TOOLGATE_UPSTREAM_ENV: 'EXAMPLE_UPSTREAM_TOKEN' }).upstreamEnv).toEqual([
+      'EXAMPLE_UPSTREAM_TOKEN',
+    ]);
+    expect(loadConfig({ TOOLGATE_UPSTREAM_ENV: 'CRM_TOKEN, _X1,people_key' }).upstreamEnv).toEqual([
+      'CRM_TOKEN',
+      '_X1',
+      'people_key',
+    ]);
+  });
+
+  it.each(['CRM_TOKEN;X', '1ABC', 'A,,B', 'A-B', '${A}'])('refuses %j with the hint', (value) => {
+    expect(() => loadConfig({ TOOLGATE_UPSTREAM_ENV: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ TOOLGATE_UPSTREAM_ENV: value })).toThrow(
+      /TOOLGATE_UPSTREAM_ENV must be environment variable names separated by commas/,
+    );
   });
 });

@@ -72,6 +72,14 @@ const callTool = async (name: string) =>
 const seenUpstream = () => JSON.stringify(upstream.calls.map((c) => c.headers));
 
 describe('catalogue placeholders: import', () => {
+  it('a server whose TOOLGATE_UPSTREAM_ENV lists its own variables ignores them, and says so at start', async () => {
+    const line = await outputLine(server, 'TOOLGATE_UPSTREAM_ENV lists');
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      level: 40,
+      ignored: ['TOOLGATE_ADMIN_TOKEN', 'TOOLGATE_DATABASE_URL'],
+    });
+  });
+
   it('the CLI refuses a catalogue naming toolgate secrets or unlisted variables, a problem per header', async () => {
     const file = join(dir, 'thief.json');
     writeFileSync(
