@@ -193,4 +193,42 @@ function checkAuthorized(
     return;
   }
   if (!hasAdmin) fail(req, a, 'an admin answer (2xx) without the admin token');
+  const unstorable = unstorableIn(req);
+  if (unstorable)
+    fail(req, a, `an admin answer (2xx) to a request whose ${unstorable} PostgreSQL could not store`);
+}
+
+/** NUL or an unpaired surrogate: what PostgreSQL cannot store, so no admin request holding it may succeed. */
+function unstorableText(text: string): boolean {
+  return text.includes('\0') || !(text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+function unstorableValue(value: unknown): boolean {
+  if (typeof value === 'string') return unstorableText(value);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => unstorableText(k) || unstorableValue(v));
+}
+
+/**
+ * Where a request holds a string PostgreSQL cannot store, once decoded as the server decodes it (a
+ * path segment or query component that does not percent-decode to UTF-8 counts as one), if it does.
+ */
+function unstorableIn(req: Materialized): string | undefined {
+  const decodes = (part: string) => {
+    try {
+      return !unstorableText(decodeURIComponent(part.replaceAll('+', ' ')));
+    } catch {
+      return false;
+    }
+  };
+  const [path = '', query = ''] = req.url.split(/\?(.*)/s);
+  if (!path.split('/').every(decodes)) return 'path holds a string';
+  if (query !== '' && !query.split('&').every(decodes)) return 'query holds a string';
+  // Fastify reads no body on GET and HEAD.
+  if (req.payload === undefined || ['GET', 'HEAD'].includes(req.method.toUpperCase())) return undefined;
+  try {
+    const text = typeof req.payload === 'string' ? req.payload : req.payload.toString('utf8');
+    if (unstorableValue(JSON.parse(text))) return 'body holds a string';
+  } catch {}
+  return undefined;
 }
