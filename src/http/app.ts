@@ -184,6 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       prefix: '/admin/v1',
       services: deps.services,
       adminTokens,
+      ...(limits ? { limits } : {}),
     });
   }
   await app.register(metaRoutes, {

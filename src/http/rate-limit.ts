@@ -1,13 +1,14 @@
 /**
- * @module Rate limits on the tools API, per server process: each API key may make
- * TOOLGATE_RATE_LIMIT requests per second, and each client address may fail authentication
- * TOOLGATE_AUTH_FAILURE_LIMIT times per minute before it is refused outright (so keys cannot be
- * enumerated). Every tool response says where it stands in RateLimit-Policy / RateLimit headers
- * (IETF httpapi draft).
+ * @module Rate limits, per server process, in sliding windows (domain/rate-limit.ts): each API key
+ * may make TOOLGATE_RATE_LIMIT requests per second; each client address may fail authentication
+ * TOOLGATE_AUTH_FAILURE_LIMIT times per minute on the tools API, and present a wrong admin token
+ * ADMIN_FAILURES_PER_MINUTE times (or that limit, if lower), before it is refused outright (so
+ * neither keys nor the admin token can be guessed at speed). Every tool response says where it
+ * stands in RateLimit-Policy / RateLimit headers (IETF httpapi draft).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.js';
-import { FixedWindowLimiter, type LimitState } from '../domain/rate-limit.js';
+import { type LimitState, SlidingWindowLimiter } from '../domain/rate-limit.js';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 import { ApiError } from './errors.js';
 import type { SharedKeyLimiter } from './shared-rate-limit.js';
@@ -24,6 +25,9 @@ export interface RateLimitOptions {
 
 const KEY_POLICY = 'per-key';
 const AUTH_POLICY = 'auth-failures';
+const ADMIN_POLICY = 'admin-auth-failures';
+/** Wrong admin tokens an address may present in a minute: the token opens everything. */
+export const ADMIN_FAILURES_PER_MINUTE = 20;
 
 /** The limit's RateLimit-Policy header, the same for every answer: made once. */
 function policyHeader(name: string, limit: number, windowSeconds: number): string {
@@ -52,8 +56,27 @@ function refuse(s: LimitState, message: string, headers: Record<string, string> 
   );
 }
 
+/** Throws the refusal when the address has failed too often (most of the time none has: then not even the address is looked up). */
+function failedTooOften(
+  failures: SlidingWindowLimiter | undefined,
+  request: FastifyRequest,
+  policy: string,
+  name: string,
+  metrics: Metrics,
+): void {
+  if (!failures?.anyFull()) return;
+  const s = failures.peek(request.ip);
+  if (s.allowed) return;
+  // Wrong admin tokens are failed authentications too: one metric for both.
+  metrics.rateLimited('auth-failures');
+  throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {
+    'ratelimit-policy': policy,
+    ratelimit: stateHeader(name, s),
+  });
+}
+
 export class RateLimits {
-  private readonly perKey: FixedWindowLimiter | undefined;
+  private readonly perKey: SlidingWindowLimiter | undefined;
   private readonly perKeyPolicy: string;
   /**
    * The per-key RateLimit headers already made, by `remaining`, for the one-second window, where
@@ -62,8 +85,10 @@ export class RateLimits {
    * is flattened in V8's runtime first).
    */
   private readonly perKeyStates: string[] = [];
-  private readonly authFailures: FixedWindowLimiter | undefined;
+  private readonly authFailures: SlidingWindowLimiter | undefined;
   private readonly authPolicy: string;
+  private readonly adminFailures: SlidingWindowLimiter | undefined;
+  private readonly adminPolicy: string;
   private readonly shared: SharedKeyLimiter | undefined;
 
   constructor(
@@ -71,13 +96,16 @@ export class RateLimits {
     private readonly metrics: Metrics = NO_METRICS,
   ) {
     if (options.perKeyPerSecond > 0)
-      this.perKey = new FixedWindowLimiter(options.perKeyPerSecond, 1, options.clock);
+      this.perKey = new SlidingWindowLimiter(options.perKeyPerSecond, 1, options.clock);
     this.perKeyPolicy = policyHeader(KEY_POLICY, options.perKeyPerSecond, 1);
     if (options.perKeyPerSecond > 0) this.shared = options.shared;
+    const adminLimit = Math.min(ADMIN_FAILURES_PER_MINUTE, options.authFailuresPerMinute);
     if (options.authFailuresPerMinute > 0) {
-      this.authFailures = new FixedWindowLimiter(options.authFailuresPerMinute, 60, options.clock);
+      this.authFailures = new SlidingWindowLimiter(options.authFailuresPerMinute, 60, options.clock);
+      this.adminFailures = new SlidingWindowLimiter(adminLimit, 60, options.clock);
     }
     this.authPolicy = policyHeader(AUTH_POLICY, options.authFailuresPerMinute, 60);
+    this.adminPolicy = policyHeader(ADMIN_POLICY, adminLimit, 60);
   }
 
   /**
@@ -86,22 +114,24 @@ export class RateLimits {
    * whichever limit applies next (the key's, or the address's again if authentication fails).
    */
   beforeAuth(request: FastifyRequest): void {
-    // Most of the time no address has failed that often: then not even the address is looked up.
-    if (!this.authFailures?.anyFull()) return;
-    const s = this.authFailures.peek(request.ip);
-    if (!s.allowed) {
-      this.metrics.rateLimited('auth-failures');
-      throw refuse(s, 'Too many failed authentications from this address; wait before trying again.', {
-        'ratelimit-policy': this.authPolicy,
-        ratelimit: stateHeader(AUTH_POLICY, s),
-      });
-    }
+    failedTooOften(this.authFailures, request, this.authPolicy, AUTH_POLICY, this.metrics);
   }
 
   /** A failed authentication counts against the address. */
   authFailed(request: FastifyRequest, reply: FastifyReply): void {
     if (!this.authFailures) return;
-    advertise(reply, this.authPolicy, stateHeader(AUTH_POLICY, this.authFailures.hit(request.ip)));
+    advertise(reply, this.authPolicy, stateHeader(AUTH_POLICY, this.authFailures.record(request.ip)));
+  }
+
+  /** Before the admin token is compared: an address that presented wrong ones too often is refused, whatever it presents now. */
+  beforeAdminAuth(request: FastifyRequest): void {
+    failedTooOften(this.adminFailures, request, this.adminPolicy, ADMIN_POLICY, this.metrics);
+  }
+
+  /** A wrong admin token counts against the address. */
+  adminAuthFailed(request: FastifyRequest, reply: FastifyReply): void {
+    if (!this.adminFailures) return;
+    advertise(reply, this.adminPolicy, stateHeader(ADMIN_POLICY, this.adminFailures.record(request.ip)));
   }
 
   /** The per-key RateLimit header for `s`: kept and reused for the one-second window's values. */
@@ -135,11 +165,8 @@ export class RateLimits {
   }
 
   private localMore(keyId: string, n: number): ApiError | null {
-    for (let i = 0; i < n; i++) {
-      const s = this.perKey!.hit(keyId);
-      if (!s.allowed) return this.refused(s);
-    }
-    return null;
+    const s = this.perKey!.take(keyId, n);
+    return s.allowed ? null : this.refused(s);
   }
 
   /**
@@ -153,12 +180,12 @@ export class RateLimits {
       if (s instanceof Promise) return s.then((state) => this.judge(keyId, state, reply));
       return this.judge(keyId, s, reply);
     }
-    this.judge(keyId, this.perKey.hit(keyId), reply);
+    this.judge(keyId, this.perKey.take(keyId), reply);
   }
 
   /** Advertises where the key stands and throws its refusal; a shared limit that cannot say: this server's own. */
   private judge(keyId: string, state: LimitState | null, reply: FastifyReply): void {
-    const s = state ?? this.perKey!.hit(keyId);
+    const s = state ?? this.perKey!.take(keyId);
     advertise(reply, this.perKeyPolicy, this.perKeyState(s));
     if (!s.allowed) throw this.refused(s);
   }

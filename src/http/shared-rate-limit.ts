@@ -1,38 +1,95 @@
 /**
- * @module The per-key rate limit shared by every server through Redis (TOOLGATE_REDIS_URL): one
- * fixed one-second window per key on Redis's clock, counted by a script (TIME, INCRBY, EXPIRE) so
- * that servers with drifting clocks still share one window. A key refused in a window is refused
- * locally for the rest of it, without asking Redis again. The requests of one turn of the event loop
- * ask together, in one script call: a call costs the client some 15 µs of CPU whatever it carries
- * (docs/performance.md). Redis unreachable: requests are served
- * under this server's own limit (TOOLGATE_REDIS_FAIL=open, the default) or refused with 503
- * (closed), logged once; the client
- * reconnects by itself and the shared limit comes back without a restart.
+ * @module The per-key rate limit shared by every server through Redis (TOOLGATE_REDIS_URL): the
+ * sliding window of domain/rate-limit.ts, the same rule, kept per key in one Redis hash (each of the
+ * last SLOTS + 1 slots' number, count and last request's time) and judged by a script on Redis's
+ * clock, so that servers with drifting clocks share one window. A key refused is refused locally
+ * until the script said a retry could pass, without asking Redis again. The requests of one turn of
+ * the event loop ask together, in one script call: a call costs the client some 15 µs of CPU
+ * whatever it carries (docs/performance.md). Redis unreachable: requests are served under this
+ * server's own limit (TOOLGATE_REDIS_FAIL=open, the default) or refused with 503 (closed), logged
+ * once; the client reconnects by itself and the shared limit comes back without a restart.
  */
 import { createClient } from 'redis';
 import type { Clock } from '../domain/clock.js';
-import type { LimitState } from '../domain/rate-limit.js';
+import { type LimitState, SLOTS } from '../domain/rate-limit.js';
 import { ApiError } from './errors.js';
 
 /**
- * KEYS: the keys' prefixes, ARGV: how many requests of each: the count of each in this second (in
- * order; a key twice is counted twice, in turn), then the microseconds left of the second.
+ * KEYS: the keys' hashes. ARGV: the limit, the limit plus a tenth, a slot's milliseconds, SLOTS,
+ * then how many requests of each key (in order; a key twice is judged twice, in turn). Per key,
+ * three numbers: 1 if admitted (all its requests, or none), the requests in the window's last
+ * SLOTS slots, and the milliseconds until the window forgets them (admitted) or until a retry can
+ * pass (refused).
  */
 const SCRIPT = `local t = redis.call('TIME')
-local out = {}
-for i = 1, #KEYS do
-  local k = KEYS[i] .. ':' .. t[1]
-  local n = redis.call('INCRBY', k, ARGV[i])
-  if n == tonumber(ARGV[i]) then redis.call('EXPIRE', k, 2) end
-  out[i] = n
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit, ceiling, slotMs, S = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local N = S + 1
+local windowMs = S * slotMs
+local slot = math.floor(now / slotMs)
+local fields = {}
+for i = 0, S do
+  fields[#fields + 1] = 's' .. i
+  fields[#fields + 1] = 'c' .. i
+  fields[#fields + 1] = 't' .. i
 end
-out[#KEYS + 1] = 1000000 - tonumber(t[2])
+local out = {}
+for k = 1, #KEYS do
+  local n = tonumber(ARGV[4 + k])
+  local v = redis.call('HMGET', KEYS[k], unpack(fields))
+  -- c[a], last[a]: the count and last time of the slot a slots before this one
+  local c, last = {}, {}
+  for a = 0, S do c[a] = 0; last[a] = 0 end
+  for i = 0, S do
+    local s = tonumber(v[3 * i + 1])
+    if s and s <= slot and slot - s <= S then
+      c[slot - s] = tonumber(v[3 * i + 2])
+      last[slot - s] = tonumber(v[3 * i + 3])
+    end
+  end
+  local recent = 0
+  for a = 0, S - 1 do recent = recent + c[a] end
+  local span = recent
+  if last[S] > now - windowMs then span = span + c[S] end
+  local ms = N * slotMs
+  local admitted = 0
+  if recent + n <= limit and span + n <= ceiling then
+    admitted = 1
+    local i = slot % N
+    redis.call('HSET', KEYS[k], 's' .. i, slot, 'c' .. i, c[0] + n, 't' .. i, math.max(last[0], now))
+    redis.call('PEXPIRE', KEYS[k], 2 * N * slotMs)
+    recent = recent + n
+    ms = (slot + S) * slotMs - now
+  else
+    for s = 1, N do
+      local at = (slot + s) * slotMs
+      local r = 0
+      for a = 0, S - 1 - s do r = r + c[a] end
+      if r + n <= limit then
+        local oc, ol = 0, 0
+        if S - s >= 0 then oc, ol = c[S - s], last[S - s] end
+        if r + oc + n <= ceiling then ms = at - now; break end
+        if r + n <= ceiling then ms = math.max(at, ol + windowMs) - now; break end
+      end
+    end
+  end
+  out[3 * k - 2] = admitted
+  out[3 * k - 1] = recent
+  out[3 * k] = ms
+end
 return out`;
+
+/** What the script says of one key's requests. */
+interface Verdict {
+  admitted: boolean;
+  recent: number;
+  ms: number;
+}
 
 interface Ask {
   key: string;
   n: number;
-  resolve: (answer: [number, number]) => void;
+  resolve: (answer: Verdict) => void;
   reject: (err: Error) => void;
 }
 
@@ -52,7 +109,7 @@ export interface SharedLimitOptions {
 export class SharedKeyLimiter {
   private readonly client: ReturnType<typeof createClient>;
   private sha: string | undefined;
-  /** Keys refused in the current window, until when (local milliseconds). */
+  /** Keys refused, until when a retry could pass (local milliseconds). */
   private readonly denied = new Map<string, number>();
   private failing = false;
   private readonly prefix: string;
@@ -89,7 +146,7 @@ export class SharedKeyLimiter {
   }
 
   /**
-   * Counts `n` requests of the key in this second: the state after them; null when Redis cannot
+   * `n` requests of the key, admitted all or none: the state after them; null when Redis cannot
    * say and the limit fails open (the caller then counts on this server alone); throws 503 when it
    * fails closed.
    */
@@ -97,21 +154,20 @@ export class SharedKeyLimiter {
     const now = this.o.clock.now();
     const until = this.denied.get(keyId);
     if (until !== undefined) {
-      if (now < until) return this.state(this.o.limit + 1, until - now);
+      if (now < until) return this.state({ admitted: false, recent: this.o.limit, ms: until - now });
       this.denied.delete(keyId);
     }
     if (!this.client.isReady) return this.unavailable(new Error('not connected'));
     return this.ask(keyId, n).then(
-      ([count, usLeft]) => {
-        const msLeft = Math.max(1, Math.ceil(usLeft / 1000));
-        if (count > this.o.limit) this.denied.set(keyId, this.o.clock.now() + msLeft);
-        return this.state(count, msLeft);
+      (verdict) => {
+        if (!verdict.admitted) this.denied.set(keyId, this.o.clock.now() + verdict.ms);
+        return this.state(verdict);
       },
       (err: Error) => this.unavailable(err),
     );
   }
 
-  private ask(keyId: string, n: number): Promise<[number, number]> {
+  private ask(keyId: string, n: number): Promise<Verdict> {
     return new Promise((resolve, reject) => {
       if (this.asks.length === 0) setImmediate(() => void this.send());
       this.asks.push({ key: `${this.prefix}:${keyId}`, n, resolve, reject });
@@ -121,7 +177,9 @@ export class SharedKeyLimiter {
   private async send(): Promise<void> {
     const asks = this.asks;
     this.asks = [];
-    const options = { keys: asks.map((a) => a.key), arguments: asks.map((a) => String(a.n)) };
+    const { limit } = this.o;
+    const head = [limit, limit + Math.floor(limit / 10), 1000 / SLOTS, SLOTS].map(String);
+    const options = { keys: asks.map((a) => a.key), arguments: [...head, ...asks.map((a) => String(a.n))] };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${CALL_TIMEOUT_MS} ms`)), CALL_TIMEOUT_MS);
@@ -139,9 +197,9 @@ export class SharedKeyLimiter {
         }
       };
       const reply = (await Promise.race([run(), timeout])) as number[];
-      const usLeft = Number(reply[asks.length]);
       asks.forEach((a, i) => {
-        a.resolve([Number(reply[i]), usLeft]);
+        const [admitted, recent, ms] = reply.slice(3 * i, 3 * i + 3).map(Number);
+        a.resolve({ admitted: admitted === 1, recent: recent ?? 0, ms: ms ?? 0 });
       });
     } catch (err) {
       for (const a of asks) a.reject(err as Error);
@@ -150,12 +208,12 @@ export class SharedKeyLimiter {
     }
   }
 
-  private state(count: number, msLeft: number): LimitState {
+  private state(v: Verdict): LimitState {
     return {
-      allowed: count <= this.o.limit,
+      allowed: v.admitted,
       limit: this.o.limit,
-      remaining: Math.max(0, this.o.limit - count),
-      resetSeconds: Math.max(1, Math.ceil(msLeft / 1000)),
+      remaining: Math.max(0, this.o.limit - v.recent),
+      resetSeconds: Math.max(1, Math.ceil(v.ms / 1000)),
     };
   }
 

@@ -133,6 +133,28 @@ describe('rate limits on the tools API', () => {
     await direct.close();
   });
 
+  it('limits wrong admin tokens per address: 429 after 20 a minute, the right token too, other addresses not', async () => {
+    const a = await app(100, 30);
+    const admin = (token: string, remoteAddress = '203.0.113.7') =>
+      a.inject({
+        method: 'GET',
+        url: '/admin/v1/plans',
+        headers: { authorization: `Bearer ${token}` },
+        remoteAddress,
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await admin(`wrong-admin-token-${i}`)).statusCode);
+    expect(statuses).toEqual([...Array(20).fill(401), ...Array(5).fill(429)]);
+    const refused = await admin(ADMIN_TOKEN);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'rate_limited' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await admin(ADMIN_TOKEN, '198.51.100.1')).statusCode).toBe(200);
+    h.clock.advance(60);
+    expect((await admin(ADMIN_TOKEN)).statusCode).toBe(200);
+    await a.close();
+  });
+
   it('does not limit the admin API', async () => {
     const a = await app(1, 1);
     for (let i = 0; i < 5; i++) {

@@ -71,15 +71,15 @@ async function server(h: Harness, url: string, opts: { failOpen?: boolean; limit
   return { app, call, logged };
 }
 
-/** Waits for the start of a fresh second on Redis's clock. */
-async function freshSecond(): Promise<void> {
+/** Waits for `atMs` past the start of the next second on Redis's clock. */
+async function freshSecond(atMs = 5): Promise<void> {
   const c = createClient({ url: REDIS_URL });
   await c.connect();
   try {
     const [, micros] = (await c.time()) as unknown as [number, number];
     const usec =
       typeof micros === 'number' ? micros : Number(((await c.sendCommand(['TIME'])) as string[])[1]);
-    await sleep(Math.ceil((1_000_000 - usec) / 1000) + 5);
+    await sleep(Math.ceil((1_000_000 - usec) / 1000) + atMs);
   } finally {
     await c.close();
   }
@@ -127,6 +127,24 @@ describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared throug
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     expect(admitted).toBeGreaterThanOrEqual(95);
     expect(admitted).toBeLessThanOrEqual(105);
+  });
+
+  it('holds across a second boundary too: bursts just before and just after it admit the limit, not twice it', async () => {
+    const h = await harness();
+    const { key } = await accountWithKey(h.services);
+    const p = prefix();
+    const a = await server(h, REDIS_URL, { prefix: p });
+    const b = await server(h, REDIS_URL, { prefix: p });
+    await sleep(200); // both connected
+    const burst = () => Promise.all(Array.from({ length: 150 }, (_, i) => (i % 2 ? a : b).call(key)));
+    await freshSecond(850);
+    const before = await burst();
+    await freshSecond(20);
+    const after = await burst();
+    const admitted = [...before, ...after].filter((s) => s === 200).length;
+    expect([...before, ...after].filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(before.filter((s) => s === 200)).toHaveLength(100);
+    expect(admitted).toBeLessThanOrEqual(110);
   });
 
   it('asks for the requests of one turn of the event loop in one call, each key counted in turn', async () => {

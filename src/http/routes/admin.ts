@@ -10,6 +10,7 @@ import type { AdminToken } from '../../config.js';
 import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest, unwrap } from '../auth.js';
 import { ApiError } from '../errors.js';
+import type { RateLimits } from '../rate-limit.js';
 import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
 import { refuseUnstorable } from '../storable.js';
 import { doc } from './admin-doc.js';
@@ -44,7 +45,7 @@ declare module 'fastify' {
 
 export async function adminRoutes(
   instance: FastifyInstance,
-  opts: { services: Services; adminTokens: readonly AdminToken[] },
+  opts: { services: Services; adminTokens: readonly AdminToken[]; limits?: RateLimits },
 ) {
   // Typed by the schemas: each handler's body, params and query are what its schema validated.
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -66,7 +67,13 @@ export async function adminRoutes(
   // lookup, not a digest. Only a string equal to a configured token gets in, so this holds no more
   // than the tokens.
   const matched = new Map<string, string>();
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      opts.limits?.beforeAdminAuth(request);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
     const presented = bearer(request.headers.authorization);
     let actor = presented ? matched.get(presented) : undefined;
     if (!actor) {
@@ -76,6 +83,7 @@ export async function adminRoutes(
       if (actor && presented) matched.set(presented, actor);
     }
     if (!actor) {
+      opts.limits?.adminAuthFailed(request, reply);
       done(new ApiError('invalid_admin_token'));
       return;
     }
