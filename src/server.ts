@@ -13,10 +13,12 @@ import { buildApp } from './http/app.js';
 import { serveCatalogue } from './http/tools/catalogue.js';
 import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
+import { AccountService } from './service/accounts.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
+import type { Store } from './store/store.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookInterest } from './webhooks/interest.js';
 import { WebhookSender } from './webhooks/sender.js';
@@ -156,11 +158,31 @@ export async function startServer(config: Config): Promise<Running> {
   return { app, log: logger, url, close };
 }
 
-/** On an empty database (not in production): one demo account and key, printed once with a curl line. */
+/**
+ * On an empty database (not in production): one demo account and key, printed once with a curl
+ * line. Of servers starting together on an empty database, one creates it: the account is made
+ * only while the database has none, decided in the transaction that inserts it.
+ */
 async function createDemoAccount(services: Services, url: string): Promise<void> {
-  if ((await services.deps.store.countAccounts()) > 0) return;
+  const store = services.deps.store;
+  if ((await store.countAccounts()) > 0) return;
   const system = services.as('system:first-run');
-  const account = await system.accounts.create({ name: 'Demo account', plan: 'free', tokens: 1000 });
+  let created = false;
+  // The account use case as it is (validation, opening grant, audit), on the store seen through
+  // one change: its insert is the conditional one.
+  const firstOnly: Store = Object.create(store, {
+    createAccount: {
+      value: async (...args: Parameters<Store['createFirstAccount']>) => {
+        created = await store.createFirstAccount(...args);
+      },
+    },
+  });
+  const account = await new AccountService({ ...system.deps, store: firstOnly }).create({
+    name: 'Demo account',
+    plan: 'free',
+    tokens: 1000,
+  });
+  if (!created) return;
   if (!account.ok) throw new Error(account.error.message);
   const key = await system.keys.create(account.value.id, 'demo');
   if (!key.ok) throw new Error(key.error.message);

@@ -246,6 +246,11 @@ export interface Store {
 
   /** Creates the account, with its opening grant in the same transaction. */
   createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void>;
+  /**
+   * createAccount, only if the database has no account yet, decided in the creating transaction: of
+   * servers starting together on an empty database, one creates its first-run account. Whether it did.
+   */
+  createFirstAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<boolean>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(page: Page): Promise<Account[]>;
   countAccounts(): Promise<number>;

@@ -41,6 +41,8 @@ import { PgWebhooks, recordEvents } from './webhooks.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
 const _FOREIGN_KEY_VIOLATION = '23503';
+/** The advisory lock that makes "the first account" one account (MIGRATION_LOCK's neighbour). */
+const FIRST_ACCOUNT_LOCK = 7_264_002;
 const KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
 
 export class PostgresStore implements Store {
@@ -82,7 +84,13 @@ export class PostgresStore implements Store {
   }
 
   async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    await guard(() => this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`));
+    await guard(() => this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`)).catch(
+      (err: { code?: string }) => {
+        // IF NOT EXISTS does not hold between two servers creating it at the same moment: the
+        // slower one meets the catalogue's unique index (23505) or the schema itself (42P06).
+        if (err.code !== '23505' && err.code !== '42P06') throw err;
+      },
+    );
     return migrate(this.t, plans, now);
   }
 
@@ -127,8 +135,26 @@ export class PostgresStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.t.tx(
+    await this.insertAccount(account, openingGrant, audit, false);
+  }
+
+  createFirstAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<boolean> {
+    return this.insertAccount(account, openingGrant, audit, true);
+  }
+
+  private insertAccount(
+    account: Account,
+    openingGrant: LedgerAppend | undefined,
+    audit: AuditEntry | undefined,
+    onlyFirst: boolean,
+  ): Promise<boolean> {
+    return this.t.tx(
       async (db) => {
+        if (onlyFirst) {
+          // Held to the COMMIT: the next server to ask reads the accounts after this one's is in.
+          await db.query('SELECT pg_advisory_xact_lock($1)', [FIRST_ACCOUNT_LOCK]);
+          if ((await db.query('SELECT 1 FROM accounts LIMIT 1')).rowCount) return false;
+        }
         await db.query(
           `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
          VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8)`,
@@ -148,8 +174,9 @@ export class PostgresStore implements Store {
           if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
         }
         await writeAudit(audit, db);
+        return true;
       },
-      () => [{ account: account.id }],
+      (created) => (created ? [{ account: account.id }] : []),
     );
   }
 

@@ -124,8 +124,23 @@ export class SqliteStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.x.writeTx(
+    await this.insertAccount(account, openingGrant, audit, false);
+  }
+
+  createFirstAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<boolean> {
+    return this.insertAccount(account, openingGrant, audit, true);
+  }
+
+  private insertAccount(
+    account: Account,
+    openingGrant: LedgerAppend | undefined,
+    audit: AuditEntry | undefined,
+    onlyFirst: boolean,
+  ): Promise<boolean> {
+    // BEGIN IMMEDIATE: every process's writes wait for this one, so the look and the insert are one step.
+    return this.x.writeTx(
       () => {
+        if (onlyFirst && this.x.sql('SELECT 1 FROM accounts LIMIT 1').get()) return false;
         this.x
           .sql(
             `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
@@ -146,8 +161,9 @@ export class SqliteStore implements Store {
           if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
         }
         writeAudit(this.x, audit);
+        return true;
       },
-      () => [{ account: account.id }],
+      (created) => (created === false ? [] : [{ account: account.id }]),
     );
   }
 
