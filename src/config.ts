@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
+import { normalOrigin } from './http/mcp-origin.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -34,6 +35,7 @@ const ENV_PROPERTIES = {
   TOOLGATE_WEBHOOK_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false'] },
   TOOLGATE_WEBHOOK_TIMEOUT_MS: { type: 'string', pattern: '^[1-9][0-9]{2,4}$' },
   TOOLGATE_TRUST_PROXY: { type: 'string', pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$' },
+  TOOLGATE_ALLOWED_ORIGINS: { type: 'string' },
   TOOLGATE_DATABASE_POOL_SIZE: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
   TOOLGATE_DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
   TOOLGATE_DATABASE_TIMEOUT_MS: { type: 'string', pattern: '^[1-9][0-9]{2,5}$' },
@@ -78,6 +80,8 @@ const HINTS: Record<keyof Env, string> = {
     'must be a whole number of milliseconds from 100 to 99999: how long an endpoint has to answer (default 10000)',
   TOOLGATE_TRUST_PROXY:
     'must be true, false, or the addresses/CIDRs of your load balancers separated by commas (whose X-Forwarded-For is believed)',
+  TOOLGATE_ALLOWED_ORIGINS:
+    "must be origins separated by commas, each scheme://host[:port] with no path (for example https://app.example.com): the browser origins, besides the server's own, that may call /mcp",
   TOOLGATE_DATABASE_POOL_SIZE: 'must be a whole number of connections from 1 to 999 (PostgreSQL only)',
   TOOLGATE_DATABASE_SCHEMA:
     'must be a lower-case schema name: letters, digits and underscores (PostgreSQL only)',
@@ -158,6 +162,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Whose X-Forwarded-For names the client: false (nobody), true (anyone: only behind a proxy), or these addresses. */
   trustProxy: boolean | string[];
+  /** TOOLGATE_ALLOWED_ORIGINS, normalised: the browser origins besides the server's own that may call /mcp. */
+  allowedOrigins: string[];
   logLevel: (typeof LOG_LEVELS)[number];
   production: boolean;
 }
@@ -194,6 +200,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.set('TOOLGATE_ADMIN_TOKEN', `TOOLGATE_ADMIN_TOKEN ${(err as Error).message}`);
     }
   }
+  const allowedOrigins = (picked.TOOLGATE_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  const notOrigin = allowedOrigins.find((o) => normalOrigin(o) === undefined);
+  if (notOrigin !== undefined)
+    problems.set(
+      'TOOLGATE_ALLOWED_ORIGINS',
+      `TOOLGATE_ALLOWED_ORIGINS ${HINTS.TOOLGATE_ALLOWED_ORIGINS} (got "${redactUrl(notOrigin)}")`,
+    );
   if (picked.TOOLGATE_KEY_SECRET?.split(',').some((k) => k.length < 32)) {
     problems.set(
       'TOOLGATE_KEY_SECRET',
@@ -225,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.TOOLGATE_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookTimeoutMs: Number(e.TOOLGATE_WEBHOOK_TIMEOUT_MS ?? '10000'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
+    allowedOrigins: allowedOrigins.map((o) => normalOrigin(o)!),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
   };

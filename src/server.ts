@@ -114,6 +114,7 @@ export async function startServer(config: Config): Promise<Running> {
       ...(sharedLimit ? { shared: sharedLimit } : {}),
     },
     trustProxy: config.trustProxy,
+    allowedOrigins: config.allowedOrigins,
   });
   await app.listen({ host: config.host, port: config.port });
   const metricsServer =

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   insufficient_tokens: 402,
   account_suspended: 403,
   account_closed: 403,
+  origin_not_allowed: 403,
   unknown_tool: 404,
   not_found: 404,
   method_not_allowed: 405,
@@ -37,6 +38,8 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   insufficient_tokens: 'The account does not have enough tokens for this call.',
   account_suspended: 'The account is suspended.',
   account_closed: 'The account is closed.',
+  origin_not_allowed:
+    "This Origin may not call /mcp: it is neither the server's own nor listed in TOOLGATE_ALLOWED_ORIGINS.",
   unknown_tool: 'There is no tool with that name.',
   not_found: 'Not found.',
   method_not_allowed: 'This method is not allowed here; use POST.',

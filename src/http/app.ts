@@ -43,6 +43,8 @@ export interface AppDeps {
   timeouts?: Partial<Timeouts>;
   /** Whom to believe about the client's address (X-Forwarded-For): Fastify's trustProxy. */
   trustProxy?: boolean | string[];
+  /** Browser origins besides the server's own that may call /mcp (TOOLGATE_ALLOWED_ORIGINS, normalised). */
+  allowedOrigins?: readonly string[];
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -176,7 +178,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Both doors find and call tools through one registry.
   const registry = new ToolRegistry(tools, deps.catalogue);
   await app.register(toolRoutes, { services: deps.services, tools, registry, ...(limits ? { limits } : {}) });
-  await app.register(mcpRoutes, { services: deps.services, registry, ...(limits ? { limits } : {}) });
+  await app.register(mcpRoutes, {
+    services: deps.services,
+    registry,
+    ...(limits ? { limits } : {}),
+    ...(deps.allowedOrigins ? { allowedOrigins: deps.allowedOrigins } : {}),
+  });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {

@@ -684,7 +684,7 @@ function jsonRpcProblem(v: unknown): string | undefined {
 }
 
 /** The statuses toolgate answers itself, before or instead of the SDK: always its error shape. */
-const TOOLGATE_STATUSES = new Set([401, 405, 413, 415, 429]);
+const TOOLGATE_STATUSES = new Set([401, 403, 405, 413, 415, 429]);
 
 /**
  * The invariants every /mcp answer holds, whatever was sent. Returns the parsed body (undefined

@@ -68,6 +68,15 @@ function classify(req: McpMaterialized, answer: Answer, body: unknown): string {
   return `${answer.statusCode} other`;
 }
 
+const ROUTED = ['POST', 'GET', 'DELETE', 'PUT', 'PATCH'];
+
+/** An Origin that is plainly the request's own (a loopback Host, the same host and port): served. */
+function ownOrigin(req: McpMaterialized): boolean {
+  const host = (req.headers.host ?? '127.0.0.1').toLowerCase();
+  const loopback = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/.test(host);
+  return loopback && [`http://${host}`, `https://${host}`].includes(req.headers.origin ?? '');
+}
+
 /** Checks one answer, and the properties that hold of this request in particular. */
 function check(
   spec: McpRequestSpec,
@@ -80,15 +89,20 @@ function check(
   const what = classify(req, answer, body);
   reached.set(what, (reached.get(what) ?? 0) + 1);
   assertNotPolluted(PROTOTYPES);
-  // The key is checked before anything else: a POST to /mcp without a key is 401, whatever it carries.
   const exact = req.url === '/mcp' || req.url.startsWith('/mcp?');
+  // Over a socket, Node refuses headers over its limit (431) or not well-formed (400) before any route.
+  const byNode =
+    over === 'socket' &&
+    (answer.statusCode === 431 ||
+      (answer.statusCode === 400 && (body as { code?: unknown } | undefined)?.code === 'invalid_arguments'));
+  // A browser's Origin is judged first, before the key: none the cases send is the server's own or listed.
+  if (exact && Object.hasOwn(req.headers, 'origin') && ROUTED.includes(req.method) && !ownOrigin(req)) {
+    if ((answer.statusCode !== 403 || classify(req, answer, body) !== '403 origin_not_allowed') && !byNode)
+      throw new Error(`an Origin that is not allowed was not 403\n${describeCase(req, answer)}`);
+    return;
+  }
+  // The key is checked before the rest: a POST to /mcp without a key is 401, whatever it carries.
   if (exact && req.method === 'POST' && ['none', 'admin', 'bad'].includes(spec.cred.cls)) {
-    // Over a socket, Node refuses headers over its limit (431) or not well-formed (400) before any route.
-    const byNode =
-      over === 'socket' &&
-      (answer.statusCode === 431 ||
-        (answer.statusCode === 400 &&
-          (body as { code?: unknown } | undefined)?.code === 'invalid_arguments'));
     if (answer.statusCode !== 401 && !byNode)
       throw new Error(`a POST /mcp without a valid key was not 401\n${describeCase(req, answer)}`);
   }
@@ -426,6 +440,7 @@ describe('/mcp, the size of the run', () => {
         '400 rpc-error -32022',
         '401 missing_api_key',
         '401 invalid_api_key',
+        '403 origin_not_allowed',
         '405 method_not_allowed',
         '406 rpc-error -32000',
         '413 payload_too_large',

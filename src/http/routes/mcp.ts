@@ -1,25 +1,33 @@
 /**
  * @module The MCP front door: `POST /mcp` (Streamable HTTP, stateless, JSON answers), serving the
  * same tools as /api/v1/tools through the same registry and pipeline, for the same keys, limits and
- * balances. The key is authenticated, and its rate limit taken, before any MCP work; a missing or
- * invalid key is an HTTP 401 with `WWW-Authenticate: Bearer`. The messages are served by the MCP
+ * balances. A browser's `Origin` that is not allowed is refused first (mcp-origin.ts). The key is
+ * authenticated, and its rate limit taken, before any MCP work; a missing or invalid key is an
+ * HTTP 401 with `WWW-Authenticate: Bearer`. The messages are served by the MCP
  * SDK (mcp-engine.ts), loaded with the first MCP request: a server whose callers never use MCP does
  * not hold it (about 10 MiB of memory, and old-generation heap its collector would mark again and
  * again).
  */
 
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Services } from '../../service/index.js';
 import { ApiError, sendError } from '../errors.js';
 import { keyAuthentication } from '../key-auth.js';
 import type { Caller, McpEngine } from '../mcp-engine.js';
+import { originAllowed } from '../mcp-origin.js';
 import type { RateLimits } from '../rate-limit.js';
 import type { ToolRegistry } from '../tools/registry.js';
 
 export async function mcpRoutes(
   app: FastifyInstance,
-  opts: { services: Services; registry: ToolRegistry; limits?: RateLimits },
+  opts: {
+    services: Services;
+    registry: ToolRegistry;
+    limits?: RateLimits;
+    /** TOOLGATE_ALLOWED_ORIGINS, each as normalOrigin writes it. */
+    allowedOrigins?: readonly string[];
+  },
 ) {
   const { services, registry } = opts;
   const onerror = (err: Error) => app.log.warn({ err: { message: err.message } }, 'mcp request refused');
@@ -44,42 +52,54 @@ export async function mcpRoutes(
       );
   });
 
+  const allowed = new Set(opts.allowedOrigins ?? []);
+  // Before the key: a page that was not meant to reach toolgate spends nothing and learns nothing.
+  // A callback hook, as the key's: no promise per request for a check that waits for nothing.
+  const checkOrigin = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (originAllowed(allowed, request.headers.origin, request.headers.host)) done();
+    else done(new ApiError('origin_not_allowed'));
+  };
   const authenticate = keyAuthentication(services, opts.limits, {
     challenge: 'Bearer',
     deferRateLimit: true,
   });
 
-  app.post('/mcp', { schema: { hide: true }, onRequest: authenticate }, async (request, reply) => {
-    // MCP messages are JSON: a POST without a media type (and so without a body) is refused as any
-    // other media type is.
-    if (request.headers['content-type'] === undefined) throw new ApiError('unsupported_media_type');
-    const body = request.body;
-    // A batch (2025-03-26) spends one request of the key's budget per message, as separate requests would.
-    if (Array.isArray(body) && body.length > 1 && !request.refusal) {
-      request.refusal = (await opts.limits?.takeMore(request.auth!.keyId, body.length - 1)) ?? null;
-    }
-    const isCall =
-      typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'tools/call';
-    // Only a single tool call answers a rate-limit refusal in-band; anything else is refused as HTTP.
-    if (request.refusal && !isCall) return sendError(reply, request.refusal);
-    // The in-band refusal keeps the HTTP one's advice on when to come back.
-    if (request.refusal?.headers) reply.headers(request.refusal.headers);
-    const auth = request.auth!;
-    const caller: Caller = {
-      accountId: auth.accountId,
-      keyId: auth.keyId,
-      requestId: request.id,
-      log: request.log,
-      refusal: request.refusal,
-    };
-    const response = await (await engineOf()).handle(toWebRequest(request), body, caller);
-    return sendWebResponse(reply, response);
-  });
+  app.post(
+    '/mcp',
+    { schema: { hide: true }, onRequest: [checkOrigin, authenticate] },
+    async (request, reply) => {
+      // MCP messages are JSON: a POST without a media type (and so without a body) is refused as any
+      // other media type is.
+      if (request.headers['content-type'] === undefined) throw new ApiError('unsupported_media_type');
+      const body = request.body;
+      // A batch (2025-03-26) spends one request of the key's budget per message, as separate requests would.
+      if (Array.isArray(body) && body.length > 1 && !request.refusal) {
+        request.refusal = (await opts.limits?.takeMore(request.auth!.keyId, body.length - 1)) ?? null;
+      }
+      const isCall =
+        typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'tools/call';
+      // Only a single tool call answers a rate-limit refusal in-band; anything else is refused as HTTP.
+      if (request.refusal && !isCall) return sendError(reply, request.refusal);
+      // The in-band refusal keeps the HTTP one's advice on when to come back.
+      if (request.refusal?.headers) reply.headers(request.refusal.headers);
+      const auth = request.auth!;
+      const caller: Caller = {
+        accountId: auth.accountId,
+        keyId: auth.keyId,
+        requestId: request.id,
+        log: request.log,
+        refusal: request.refusal,
+      };
+      const response = await (await engineOf()).handle(toWebRequest(request), body, caller);
+      return sendWebResponse(reply, response);
+    },
+  );
 
   app.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: '/mcp',
     schema: { hide: true },
+    onRequest: checkOrigin,
     // Stateless: no session to stream from (GET) or end (DELETE).
     handler: async () => {
       throw new ApiError('method_not_allowed', undefined, undefined, { allow: 'POST' });
