@@ -8,6 +8,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { MAX_TOKENS } from './ledger.js';
 import { type Category, isCategory } from './plans.js';
+import { isStorable, UNSTORABLE_REASON } from './storable.js';
 import {
   allowedVariables,
   type HeaderProblem,
@@ -106,6 +107,11 @@ class Checker {
   pointer(obj: Obj, key: string, path: string, fallback: string | null): string | null {
     const value = obj[key];
     if (value === undefined || (value === null && fallback === null)) return fallback;
+    if (typeof value === 'string' && !isStorable(value)) {
+      // The metering goes into the audit trail's JSON, where PostgreSQL refuses such strings.
+      this.add(child(path, key), UNSTORABLE_REASON);
+      return fallback;
+    }
     if (typeof value === 'string' && isPointer(value)) return value;
     this.add(
       child(path, key),

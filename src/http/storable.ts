@@ -5,14 +5,8 @@
  * backends refuse the same requests with the same 400 naming the field.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { isStorable, UNSTORABLE_REASON } from '../domain/storable.js';
 import { ApiError } from './errors.js';
-
-/** NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
-const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-export function isStorable(text: string): boolean {
-  return !UNSTORABLE.test(text);
-}
 
 const join = (at: string, member: string) => (at === '' ? member : `${at}.${member}`);
 
@@ -22,9 +16,7 @@ const join = (at: string, member: string) => (at === '' ? member : `${at}.${memb
  */
 export function unstorableIn(value: unknown, at: string, whole: string): string | undefined {
   if (typeof value === 'string') {
-    return isStorable(value)
-      ? undefined
-      : `Invalid arguments: ${at} must not contain NUL or an unpaired surrogate.`;
+    return isStorable(value) ? undefined : `Invalid arguments: ${at} ${UNSTORABLE_REASON}.`;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
