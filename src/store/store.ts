@@ -238,6 +238,11 @@ export interface Store {
   migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }>;
   /** Throws StoreUnavailableError when the database cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * Throws StoreUnavailableError while the store refuses writes (database down, disk full): after
+   * a write refused as unavailable, until a small probe write goes through; otherwise as ping().
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 
   listPlans(): Promise<Plan[]>;

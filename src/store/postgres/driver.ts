@@ -148,7 +148,9 @@ export function isUnavailable(err: unknown): boolean {
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE.has(code)))
     return true;
   // statement_timeout cancels with 57014 (query_canceled): the database is too slow to serve.
-  if (code === '57014') return true;
+  // 25006 (read_only_sql_transaction): a standby after a failover, or a database set read-only,
+  // answers but refuses every write until it is a primary again.
+  if (code === '57014' || code === '25006') return true;
   return /timeout|Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
     err.message,
   );

@@ -4,6 +4,7 @@
  * with the COMMIT in one round trip, and the wait until every server with a cache has applied them
  * (change-feed.ts).
  */
+import { StoreUnavailableError } from '../../domain/errors.js';
 import type { Change, ChangeObserver } from '../changes.js';
 import { report } from '../changes.js';
 import { Rollback } from '../rollback.js';
@@ -21,6 +22,12 @@ import {
 import { HeldConnection } from './held.js';
 
 export class PgTransactions {
+  /**
+   * Why the last transaction that ended could not be written, when the database refused it as
+   * unavailable (cut off, disk full, too slow); cleared by the next one that commits. Readiness.
+   */
+  refusal: Error | undefined;
+
   constructor(
     readonly pool: PgPool,
     private readonly feed: ChangeFeed,
@@ -46,7 +53,7 @@ export class PgTransactions {
     fn: (client: PgClient) => Promise<{ result: T; writes: string[]; changes: Change[] }>,
   ): Promise<{ result: T; notified: Promise<void> }> {
     let notice: CommitNotice | undefined;
-    const { result, changes } = await guard(async () => {
+    const { result, changes } = await this.noted(async () => {
       const client = await held.get();
       try {
         const decided = await fn(client);
@@ -133,7 +140,7 @@ export class PgTransactions {
     fn: (db: PgClient) => Promise<T>,
     lastly?: (result: T) => string | undefined,
   ): Promise<T> {
-    return guard(async () => {
+    return this.noted(async () => {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
@@ -150,6 +157,18 @@ export class PgTransactions {
         client.release(broken ?? false);
       }
     });
+  }
+
+  /** guard(fn), keeping `refusal` up to date with how it ended. */
+  private async noted<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      const result = await guard(fn);
+      this.refusal = undefined;
+      return result;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) this.refusal = err;
+      throw err;
+    }
   }
 
   async answer<T extends UsageOutcome | LedgerOutcome>(fn: () => Promise<T>): Promise<T> {

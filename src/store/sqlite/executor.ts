@@ -47,6 +47,11 @@ export class SqliteExecutor {
   readonly observer: ChangeObserver | undefined;
   /** The background checkpoints, when asked for and the file is in WAL mode. */
   readonly checkpointer: Checkpointer | undefined;
+  /**
+   * Why the last write could not be made, when it was refused as unavailable (disk full, I/O error,
+   * the lock held past lockWaitMs); cleared by the next one that commits. Readiness.
+   */
+  refusal: StoreUnavailableError | undefined;
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
   private dataVersion = -1;
@@ -154,11 +159,19 @@ export class SqliteExecutor {
     try {
       result = this.once(fn, changes);
     } catch (err) {
-      return this.retryWhileBusy(err, fn, changes).then((r) => {
-        this.checkpointer?.committed(0, performance.now());
-        return this.whenDurable(r);
-      });
+      return this.retryWhileBusy(err, fn, changes).then(
+        (r) => {
+          this.refusal = undefined;
+          this.checkpointer?.committed(0, performance.now());
+          return this.whenDurable(r);
+        },
+        (failure: unknown) => {
+          if (failure instanceof StoreUnavailableError) this.refusal = failure;
+          throw failure;
+        },
+      );
     }
+    this.refusal = undefined;
     if (this.checkpointer) {
       const now = performance.now();
       // How long the commit blocked the loop tells whether SQLite checkpointed in it (checkpointer.ts).
@@ -229,6 +242,22 @@ export class SqliteExecutor {
   async ping(): Promise<void> {
     if (this.walSync?.failure) throw this.walSync.failure;
     await this.attempt(() => this.sql('SELECT 1').get());
+  }
+
+  /**
+   * ping() while writes go through. Once one was refused as unavailable, a probe write instead: a
+   * row added and removed in one transaction, committed and made durable like any small write (a
+   * frame in the WAL). A row rewritten as it is would not do: SQLite writes no page whose bytes
+   * did not change.
+   */
+  async ready(): Promise<void> {
+    if (!this.refusal) return this.ping();
+    await this.writeTx(() => {
+      this.sql(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (-1, 'readiness probe', 0)",
+      ).run();
+      this.sql('DELETE FROM schema_migrations WHERE version = -1').run();
+    });
   }
 
   async close(): Promise<void> {

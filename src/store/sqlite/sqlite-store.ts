@@ -91,6 +91,10 @@ export class SqliteStore implements Store {
     return this.x.ping();
   }
 
+  ready(): Promise<void> {
+    return this.x.ready();
+  }
+
   close(): Promise<void> {
     return this.x.close();
   }
