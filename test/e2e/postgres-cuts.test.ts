@@ -83,7 +83,9 @@ describe.skipIf(!available)('PostgreSQL connections cut under write load', () =>
     }
   }
 
-  it(`stays up through ${CUTS} proxy kills: 503 unavailable while cut, served again within 5 s`, async () => {
+  it(`stays up through ${CUTS} proxy kills: 503 unavailable while cut, served again within 5 s`, {
+    timeout: 90_000,
+  }, async () => {
     load.start();
     const recoveries: number[] = [];
     let answeredDuringCuts = 0;
@@ -114,7 +116,9 @@ describe.skipIf(!available)('PostgreSQL connections cut under write load', () =>
     expect(Math.max(...recoveries)).toBeLessThan(BACK_WITHIN_MS);
   });
 
-  it(`stays up through ${CUTS} pg_terminate_backend rounds on its own connections`, async () => {
+  it(`stays up through ${CUTS} pg_terminate_backend rounds on its own connections`, {
+    timeout: 90_000,
+  }, async () => {
     load.start();
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();

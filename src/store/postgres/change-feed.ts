@@ -152,6 +152,9 @@ export class ChangeFeed {
     // Memory is trusted again when this server's first heartbeat is back: from then on, writers wait for it.
     this.trust(false);
     this.resync(client);
+    // Roll calls the lost connection did not answer are asked again here: unanswered, their writes
+    // would wait SETTLE_MS.
+    for (const w of this.waiters) if (w.roll === 'asking') this.rollCall(w);
     // Acknowledgements the lost connection did not send: what they name was applied all the same.
     this.flushAcks();
     if (this.observer) {
