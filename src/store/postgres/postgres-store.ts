@@ -27,12 +27,13 @@ import type {
   UsageCommit,
   UsageOutcome,
 } from '../store.js';
+import { insertAccount } from './accounts.js';
 import { listAudit, writeAudit } from './audit.js';
 import { PgCatalogue } from './catalogue.js';
 import { ChangeFeed } from './change-feed.js';
 import { PgGroupCommit } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
-import { appendLedger, applyLedger, listLedger } from './ledger.js';
+import { appendLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
 import { PgTransactions } from './transactions.js';
 import { PgUsageHistory } from './usage-history.js';
@@ -41,8 +42,6 @@ import { PgWebhooks, recordEvents } from './webhooks.js';
 
 /** SQLSTATE foreign_key_violation: a window for an account that does not exist. */
 const _FOREIGN_KEY_VIOLATION = '23503';
-/** The advisory lock that makes "the first account" one account (MIGRATION_LOCK's neighbour). */
-const FIRST_ACCOUNT_LOCK = 7_264_002;
 const KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
 
 export class PostgresStore implements Store {
@@ -147,49 +146,11 @@ export class PostgresStore implements Store {
   }
 
   async createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void> {
-    await this.insertAccount(account, openingGrant, audit, false);
+    await insertAccount(this.t, account, openingGrant, audit, false);
   }
 
   createFirstAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<boolean> {
-    return this.insertAccount(account, openingGrant, audit, true);
-  }
-
-  private insertAccount(
-    account: Account,
-    openingGrant: LedgerAppend | undefined,
-    audit: AuditEntry | undefined,
-    onlyFirst: boolean,
-  ): Promise<boolean> {
-    return this.t.tx(
-      async (db) => {
-        if (onlyFirst) {
-          // Held to the COMMIT: the next server to ask reads the accounts after this one's is in.
-          await db.query('SELECT pg_advisory_xact_lock($1)', [FIRST_ACCOUNT_LOCK]);
-          if ((await db.query('SELECT 1 FROM accounts LIMIT 1')).rowCount) return false;
-        }
-        await db.query(
-          `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
-         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8)`,
-          [
-            account.id,
-            account.name,
-            account.planId,
-            account.status,
-            account.unlimitedOverride,
-            account.createdAt,
-            account.updatedAt,
-            account.planSince,
-          ],
-        );
-        if (openingGrant) {
-          const outcome = await applyLedger(this.t, openingGrant, db);
-          if (outcome.kind !== 'applied') throw new Error(`Opening grant not applied: ${outcome.kind}`);
-        }
-        await writeAudit(audit, db);
-        return true;
-      },
-      (created) => (created ? [{ account: account.id }] : []),
-    );
+    return insertAccount(this.t, account, openingGrant, audit, true);
   }
 
   async getAccount(id: string): Promise<Account | undefined> {
