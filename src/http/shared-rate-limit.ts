@@ -1,8 +1,8 @@
 /**
  * @module The per-key rate limit shared by every server through Redis (TOOLGATE_REDIS_URL): the
- * sliding window of domain/rate-limit.ts, the same rule, kept per key in one Redis hash (each of the
- * last SLOTS + 1 slots' number, count and last request's time) and judged by a script on Redis's
- * clock, so that servers with drifting clocks share one window. A key refused is refused locally
+ * sliding window of domain/rate-limit.ts, the same rule, kept per key in one Redis value (the
+ * counts and last request times of its last SLOTS + 1 slots, in MessagePack: a hash's fields cost
+ * the script three times as much) and judged by a script on Redis's clock, so that servers with drifting clocks share one window. A key refused is refused locally
  * until the script said a retry could pass, without asking Redis again. The requests of one turn of
  * the event loop ask together, in one script call: a call costs the client some 15 µs of CPU
  * whatever it carries (docs/performance.md). Redis unreachable: requests are served under this
@@ -15,7 +15,7 @@ import { type LimitState, SLOTS } from '../domain/rate-limit.js';
 import { ApiError } from './errors.js';
 
 /**
- * KEYS: the keys' hashes. ARGV: the limit, the limit plus a tenth, a slot's milliseconds, SLOTS,
+ * KEYS: the keys' values. ARGV: the limit, the limit plus a tenth, a slot's milliseconds, SLOTS,
  * then how many requests of each key (in order; a key twice is judged twice, in turn). Per key,
  * three numbers: 1 if admitted (all its requests, or none), the requests in the window's last
  * SLOTS slots, and the milliseconds until the window forgets them (admitted) or until a retry can
@@ -27,54 +27,56 @@ local limit, ceiling, slotMs, S = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber
 local N = S + 1
 local windowMs = S * slotMs
 local slot = math.floor(now / slotMs)
-local fields = {}
-for i = 0, S do
-  fields[#fields + 1] = 's' .. i
-  fields[#fields + 1] = 'c' .. i
-  fields[#fields + 1] = 't' .. i
-end
+local C, T = 3, 3 + N
 local out = {}
 for k = 1, #KEYS do
   local n = tonumber(ARGV[4 + k])
-  local v = redis.call('HMGET', KEYS[k], unpack(fields))
-  -- c[a], last[a]: the count and last time of the slot a slots before this one
-  local c, last = {}, {}
-  for a = 0, S do c[a] = 0; last[a] = 0 end
-  for i = 0, S do
-    local s = tonumber(v[3 * i + 1])
-    if s and s <= slot and slot - s <= S then
-      c[slot - s] = tonumber(v[3 * i + 2])
-      last[slot - s] = tonumber(v[3 * i + 3])
-    end
+  local raw = redis.call('GET', KEYS[k])
+  -- v: the latest slot, the requests of the last S slots, of all N, then each slot's count and last time
+  local v
+  if raw then v = cmsgpack.unpack(raw) end
+  if not v or slot - v[1] >= N then
+    v = {slot, 0, 0}
+    for i = 1, 2 * N do v[3 + i] = 0 end
   end
-  local recent = 0
-  for a = 0, S - 1 do recent = recent + c[a] end
-  local span = recent
-  if last[S] > now - windowMs then span = span + c[S] end
+  for next = v[1] + 1, slot do
+    v[2] = v[2] - v[C + 1 + (next - S) % N]
+    local i = 1 + next % N
+    v[3] = v[3] - v[C + i]
+    v[C + i] = 0
+    v[T + i] = 0
+  end
+  if slot > v[1] then v[1] = slot end
+  local span = v[2]
+  if v[T + 1 + (v[1] + 1) % N] > now - windowMs then span = v[3] end
   local ms = N * slotMs
   local admitted = 0
-  if recent + n <= limit and span + n <= ceiling then
+  if v[2] + n <= limit and span + n <= ceiling then
     admitted = 1
-    local i = slot % N
-    redis.call('HSET', KEYS[k], 's' .. i, slot, 'c' .. i, c[0] + n, 't' .. i, math.max(last[0], now))
-    redis.call('PEXPIRE', KEYS[k], 2 * N * slotMs)
-    recent = recent + n
-    ms = (slot + S) * slotMs - now
+    local i = 1 + v[1] % N
+    v[C + i] = v[C + i] + n
+    if now > v[T + i] then v[T + i] = now end
+    v[2] = v[2] + n
+    v[3] = v[3] + n
+    redis.call('SET', KEYS[k], cmsgpack.pack(v), 'PX', 2 * N * slotMs)
+    ms = (v[1] + S) * slotMs - now
   else
+    -- When n more would fit, as slots leave: the first rule counts the slots after v[1] + s - S.
     for s = 1, N do
-      local at = (slot + s) * slotMs
+      local at = (v[1] + s) * slotMs
       local r = 0
-      for a = 0, S - 1 - s do r = r + c[a] end
+      for j = math.max(v[1] + s - S + 1, v[1] - S), v[1] do r = r + v[C + 1 + j % N] end
       if r + n <= limit then
+        local o = v[1] + s - S
         local oc, ol = 0, 0
-        if S - s >= 0 then oc, ol = c[S - s], last[S - s] end
+        if o >= v[1] - S then oc, ol = v[C + 1 + o % N], v[T + 1 + o % N] end
         if r + oc + n <= ceiling then ms = at - now; break end
         if r + n <= ceiling then ms = math.max(at, ol + windowMs) - now; break end
       end
     end
   end
   out[3 * k - 2] = admitted
-  out[3 * k - 1] = recent
+  out[3 * k - 1] = v[2]
   out[3 * k] = ms
 end
 return out`;
