@@ -5,7 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
@@ -282,6 +282,13 @@ export function resolveKeySecrets(config: Config): string[] {
     const secret = readFileSync(file, 'utf8').trim();
     if (secret.length < 32)
       throw new ConfigError(`${file} holds no usable key secret (under 32 characters).`);
+    // One others could read (an earlier version's, or copied in) is made private as the database is.
+    try {
+      const mode = statSync(file).mode & 0o777;
+      if (mode & 0o077) chmodSync(file, mode & 0o700);
+    } catch {
+      // Not this user's file to change: it is read as it is.
+    }
     return [secret];
   }
   mkdirSync(dirname(file), { recursive: true });

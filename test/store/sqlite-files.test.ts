@@ -1,10 +1,11 @@
 /**
- * The SQLite database and its -wal and -shm files are private to the user toolgate runs as (0600),
- * whatever the umask, on a new file and on one an earlier version left readable by others.
+ * The SQLite database, its -wal and -shm files and the key secret beside them are private to the
+ * user toolgate runs as (0600), whatever the umask, new or left readable by others.
  */
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig, resolveKeySecrets } from '../../src/config.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { scratchDir, T0 } from '../helpers.js';
@@ -55,5 +56,17 @@ describe('SQLite files', () => {
     expect(mode(join(dir, 'unrelated.txt'))).toBe('644');
     await again.close();
     await store.close();
+  });
+
+  it('holds the generated key secret beside them 0600 too, and makes one left readable 0600', () => {
+    const { dir, cleanup } = scratchDir();
+    cleanups.push(cleanup);
+    const config = loadConfig({ TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` });
+    process.umask(0o000);
+    const [secret] = resolveKeySecrets(config);
+    expect(mode(join(dir, 'key-secret'))).toBe('600');
+    chmodSync(join(dir, 'key-secret'), 0o644);
+    expect(resolveKeySecrets(config)).toEqual([secret]);
+    expect(mode(join(dir, 'key-secret'))).toBe('600');
   });
 });
