@@ -85,6 +85,18 @@ async function freshSecond(atMs = 5): Promise<void> {
   }
 }
 
+/** Redis's clock, in milliseconds. */
+async function redisMs(): Promise<number> {
+  const c = createClient({ url: REDIS_URL });
+  await c.connect();
+  try {
+    const [seconds, micros] = (await c.sendCommand(['TIME'])) as string[];
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  } finally {
+    await c.close();
+  }
+}
+
 async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -131,20 +143,30 @@ describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared throug
 
   it('holds across a second boundary too: bursts just before and just after it admit the limit, not twice it', async () => {
     const h = await harness();
-    const { key } = await accountWithKey(h.services);
     const p = prefix();
     const a = await server(h, REDIS_URL, { prefix: p });
     const b = await server(h, REDIS_URL, { prefix: p });
     await sleep(200); // both connected
-    const burst = () => Promise.all(Array.from({ length: 150 }, (_, i) => (i % 2 ? a : b).call(key)));
-    await freshSecond(850);
-    const before = await burst();
-    await freshSecond(20);
-    const after = await burst();
-    const admitted = [...before, ...after].filter((s) => s === 200).length;
-    expect([...before, ...after].filter((s) => s !== 200 && s !== 429)).toEqual([]);
-    expect(before.filter((s) => s === 200)).toHaveLength(100);
-    expect(admitted).toBeLessThanOrEqual(110);
+    const burst = (key: string) =>
+      Promise.all(Array.from({ length: 150 }, (_, i) => (i % 2 ? a : b).call(key)));
+    // A loaded machine can stretch the bursts past a second, where 200 is right: such a try is
+    // taken again, with a fresh key.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { key } = await accountWithKey(h.services, { name: `boundary ${attempt}` });
+      await freshSecond(850);
+      const start = await redisMs();
+      const before = await burst(key);
+      const wait = (Math.floor(start / 1000) + 1) * 1000 + 20 - (await redisMs());
+      if (wait > 0) await sleep(wait);
+      const after = await burst(key);
+      if ((await redisMs()) - start >= 1000) continue;
+      const all = [...before, ...after];
+      expect(all.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      expect(before.filter((s) => s === 200)).toHaveLength(100);
+      expect(all.filter((s) => s === 200).length).toBeLessThanOrEqual(110);
+      return;
+    }
+    throw new Error('no try of both bursts fit within one second');
   });
 
   it('asks for the requests of one turn of the event loop in one call, each key counted in turn', async () => {
