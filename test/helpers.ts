@@ -9,13 +9,13 @@ import { FixedClock } from '../src/domain/clock.js';
 import { newId } from '../src/domain/ids.js';
 import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { buildApp } from '../src/http/app.js';
-import { type ServedCatalogue, serveCatalogue } from '../src/http/tools/catalogue.js';
-import type { Tool } from '../src/http/tools/tool.js';
 import { createLogger } from '../src/logger.js';
 import { createServices, type Services } from '../src/service/index.js';
 import { UsageCounters } from '../src/service/usage-counters.js';
 import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { type ServedCatalogue, serveCatalogue } from '../src/tools/catalogue.js';
+import type { Tool } from '../src/tools/tool.js';
 
 /** An account as a store keeps it, made at `at` (epoch seconds), with what a test does not care about filled in. */
 export function accountRecord(at: number, over: Partial<Account> = {}): Account {

@@ -8,20 +8,21 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { AdminToken } from '../config.js';
 import { newId } from '../domain/ids.js';
+import { mcpRoutes } from '../mcp/route.js';
 import type { Services } from '../service/index.js';
+import { ToolCalls } from '../tools/call.js';
+import type { ServedCatalogue } from '../tools/catalogue.js';
+import { TOOLS } from '../tools/index.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
 import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 import { lazyChildLogger, withRequestSerializer } from './request-logger.js';
 import { adminRoutes } from './routes/admin.js';
-import { mcpRoutes } from './routes/mcp.js';
 import { metaRoutes } from './routes/meta.js';
 import { toolRoutes } from './routes/tools.js';
 import { ErrorBodySchema } from './schemas.js';
-import type { ServedCatalogue } from './tools/catalogue.js';
-import { TOOLS } from './tools/index.js';
-import { ToolRegistry } from './tools/registry.js';
-import type { Tool } from './tools/tool.js';
 
 export interface AppDeps {
   services: Services;
@@ -45,6 +46,8 @@ export interface AppDeps {
   trustProxy?: boolean | string[];
   /** Browser origins besides the server's own that may call /mcp (TOOLGATE_ALLOWED_ORIGINS, normalised). */
   allowedOrigins?: readonly string[];
+  /** false: the MCP SDK answers every message, the hot ones included (tests compare both). */
+  mcpFastPath?: boolean;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -175,14 +178,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('auth', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('startedAt', 0);
-  // Both doors find and call tools through one registry.
-  const registry = new ToolRegistry(tools, deps.catalogue);
-  await app.register(toolRoutes, { services: deps.services, tools, registry, ...(limits ? { limits } : {}) });
+  // Both doors call tools through one tool call, on one registry.
+  const calls = new ToolCalls(new ToolRegistry(tools, deps.catalogue), deps.services);
+  await app.register(toolRoutes, { services: deps.services, tools, calls, ...(limits ? { limits } : {}) });
   await app.register(mcpRoutes, {
     services: deps.services,
-    registry,
+    calls,
     ...(limits ? { limits } : {}),
     ...(deps.allowedOrigins ? { allowedOrigins: deps.allowedOrigins } : {}),
+    ...(deps.mcpFastPath === false ? { fastPath: false } : {}),
   });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);

@@ -5,7 +5,7 @@
 
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   DEFAULT_MESSAGES,
   ERROR_STATUS,
@@ -188,19 +188,40 @@ export function frameworkErrors(_err: FastifyError, request: FastifyRequest, rep
   sendError(reply, new ApiError('invalid_arguments', message));
 }
 
+/** An expected failure as the API error it is answered with; undefined for anything else (a bug). */
+function expected(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreUnavailableError)
+    return new ApiError('unavailable', undefined, undefined, { 'retry-after': '1' });
+  return err instanceof Error ? fromFastify(err as FastifyError) : undefined;
+}
+
+/** The HTTP status any failure is answered with. */
+export function errorStatus(err: unknown): number {
+  const e = expected(err);
+  return e ? ERROR_STATUS[e.code] : 500;
+}
+
+/**
+ * Any failure as the API error it is answered with: an expected one as it is, the store's
+ * unavailability as 503 with advice to retry (and logged), and anything else (a bug) logged and
+ * answered 500 with nothing internal.
+ */
+export function asApiError(err: unknown, log: FastifyBaseLogger, metrics: Metrics = NO_METRICS): ApiError {
+  const e = expected(err);
+  if (e && err instanceof StoreUnavailableError) {
+    log.warn({ err: { message: err.message } }, 'store unavailable');
+    metrics.storeError();
+  }
+  if (e) return e;
+  log.error({ err }, 'unhandled error');
+  return new ApiError('internal_error');
+}
+
 export function installErrorHandling(app: FastifyInstance, metrics: Metrics = NO_METRICS): void {
-  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof ApiError) return sendError(reply, err);
-    if (err instanceof StoreUnavailableError) {
-      request.log.warn({ err: { message: err.message } }, 'store unavailable');
-      metrics.storeError();
-      return sendError(reply, new ApiError('unavailable', undefined, undefined, { 'retry-after': '1' }));
-    }
-    const mapped = fromFastify(err);
-    if (mapped) return sendError(reply, mapped);
-    request.log.error({ err }, 'unhandled error');
-    return sendError(reply, new ApiError('internal_error'));
-  });
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, asApiError(err, request.log, metrics)),
+  );
   app.setNotFoundHandler((request, reply) => {
     return sendError(
       reply,

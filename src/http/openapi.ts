@@ -4,9 +4,9 @@
  * and go without a restart). Made once per catalogue revision.
  */
 
+import type { ServedCatalogue } from '../tools/catalogue.js';
+import type { ServedTool } from '../tools/catalogue-tool.js';
 import { ErrorBodySchema, FairUseMetadataSchema } from './schemas.js';
-import type { ServedCatalogue } from './tools/catalogue.js';
-import type { ServedTool } from './tools/catalogue-tool.js';
 
 type Doc = { paths?: Record<string, unknown> } & Record<string, unknown>;
 

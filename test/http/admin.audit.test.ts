@@ -2,9 +2,9 @@ import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
 import { buildApp } from '../../src/http/app.js';
-import { TOOLS } from '../../src/http/tools/index.js';
-import type { DataTool } from '../../src/http/tools/tool.js';
 import type { AuditRecord } from '../../src/service/views.js';
+import { TOOLS } from '../../src/tools/index.js';
+import type { DataTool } from '../../src/tools/tool.js';
 import { type AppHarness, accountWithKey, KEY_SECRET, scratchServices } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 

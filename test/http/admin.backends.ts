@@ -7,11 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
-import { serveCatalogue } from '../../src/http/tools/catalogue.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
+import { serveCatalogue } from '../../src/tools/catalogue.js';
 import { ADMIN_TOKEN, KEY_SECRET, scratchApp, T0 } from '../helpers.js';
 import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Tool } from '../../src/http/tools/tool.js';
+import type { Tool } from '../../src/tools/tool.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const ERROR_SHAPE = {

@@ -6,8 +6,8 @@
  */
 import { Value } from 'typebox/value';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getAccount } from '../../src/http/tools/get-account.js';
 import { getAccountResponse } from '../../src/service/views.js';
+import { getAccount } from '../../src/tools/get-account.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 describe('get_account bodies against the declared response schema', () => {

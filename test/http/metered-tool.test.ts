@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DataTool } from '../../src/http/tools/tool.js';
+import type { DataTool } from '../../src/tools/tool.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** Test-only tools: an enrich tool returning `count` records at 1 token each, and a search tool. */

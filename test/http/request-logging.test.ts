@@ -1,8 +1,8 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import { TOOLS } from '../../src/http/tools/index.js';
-import type { AccountTool } from '../../src/http/tools/tool.js';
+import { TOOLS } from '../../src/tools/index.js';
+import type { AccountTool } from '../../src/tools/tool.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 /** Test-only tools: one that logs a warning and answers, one that throws. */

@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
-import type { DataTool } from '../../src/http/tools/tool.js';
 import { createServices, type Services } from '../../src/service/index.js';
+import type { DataTool } from '../../src/tools/tool.js';
 import { exchange } from '../fuzz/raw-http.js';
 import {
   ADMIN_TOKEN,

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/domain/catalogue.js';
-import { serveCatalogue } from '../../src/http/tools/catalogue.js';
+import { serveCatalogue } from '../../src/tools/catalogue.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from './test-upstream.js';
 

@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import type { Store } from '../../store/store.js';
+import type { ServedCatalogue } from '../../tools/catalogue.js';
 import { OpenApiDocument } from '../openapi.js';
-import type { ServedCatalogue } from '../tools/catalogue.js';
 
 export async function metaRoutes(app: FastifyInstance, opts: { store: Store; catalogue?: ServedCatalogue }) {
   app.get(

@@ -1,7 +1,7 @@
 /** @module get_account: the calling account, free of charge; reads only (no balance or window changes). */
 import Type from 'typebox';
-import { ApiError } from '../errors.js';
-import { AccountRecordSchema, FairUseMetadataSchema } from '../schemas.js';
+import { ApiError } from '../http/errors.js';
+import { AccountRecordSchema, FairUseMetadataSchema } from '../http/schemas.js';
 import { type AccountTool, RawJson } from './tool.js';
 
 export const getAccount: AccountTool = {
@@ -19,7 +19,7 @@ export const getAccount: AccountTool = {
     metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
   }),
   run(ctx) {
-    const json = ctx.services.accountViewJson(ctx.accountId);
+    const json = ctx.deps.accountViewJson(ctx.accountId);
     return json instanceof Promise ? json.then(answer) : answer(json);
   },
 };

@@ -14,9 +14,9 @@ import {
   resolveHeaders,
   type ToolDefinition,
   tokenCost,
-} from '../../domain/catalogue.js';
-import type { Upstreams, UpstreamTarget } from '../../upstream/forward.js';
-import { ApiError, argumentsMessage } from '../errors.js';
+} from '../domain/catalogue.js';
+import { ApiError, argumentsMessage } from '../http/errors.js';
+import type { Upstreams, UpstreamTarget } from '../upstream/forward.js';
 import type { DataTool, ToolAnswer } from './tool.js';
 
 const addFormats = addFormatsModule.default;

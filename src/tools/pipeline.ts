@@ -6,13 +6,27 @@
  * answers its refusal, never the data.
  */
 import Type from 'typebox';
-import { isUnlimited, statusRefusal } from '../../domain/accounts.js';
-import { fairUseMetadata } from '../../domain/fair-use.js';
-import type { AccountSnapshot } from '../../store/store.js';
-import { unwrap } from '../auth.js';
-import { ApiError } from '../errors.js';
-import { FairUseMetadataSchema } from '../schemas.js';
-import { type DataTool, RawJson, type Tool, type ToolAnswer, type ToolContext, WithStatus } from './tool.js';
+import { isUnlimited, statusRefusal } from '../domain/accounts.js';
+import { fairUseMetadata } from '../domain/fair-use.js';
+import { unwrap } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import { FairUseMetadataSchema } from '../http/schemas.js';
+import type { AccountSnapshot } from '../store/store.js';
+import {
+  type DataTool,
+  type Outcome,
+  RawJson,
+  type Tool,
+  type ToolAnswer,
+  type ToolContext,
+  WithStatus,
+} from './tool.js';
+
+/** A tool's answer (a body, RawJson or WithStatus) and, for a data tool, what it came to. */
+export interface Ran {
+  out: unknown;
+  outcome?: Outcome;
+}
 
 export function responseSchema(tool: Tool) {
   if (tool.kind === 'account') return tool.response;
@@ -29,13 +43,15 @@ export function responseSchema(tool: Tool) {
 }
 
 /** The tool's answer: at once when the tool has it at once (get_account from the read cache), else a promise. */
-export function runTool(tool: Tool, ctx: ToolContext, args: unknown): unknown {
-  return tool.kind === 'account' ? tool.run(ctx, args) : runData(tool, ctx, args);
+export function runTool(tool: Tool, ctx: ToolContext, args: unknown): Ran | Promise<Ran> {
+  if (tool.kind !== 'account') return runData(tool, ctx, args);
+  const out = tool.run(ctx, args);
+  return out instanceof Promise ? out.then((o) => ({ out: o })) : { out };
 }
 
-function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<unknown> {
+function runData(tool: DataTool, ctx: ToolContext, args: unknown): Promise<Ran> {
   // From memory, mostly: not a promise to wait for then.
-  const read = ctx.services.deps.reads.getSnapshot(ctx.accountId);
+  const read = ctx.deps.reads.getSnapshot(ctx.accountId);
   if (read instanceof Promise) return read.then((snapshot) => runOn(tool, ctx, args, snapshot));
   return runOn(tool, ctx, args, read);
 }
@@ -45,17 +61,17 @@ function runOn(
   ctx: ToolContext,
   args: unknown,
   snapshot: AccountSnapshot | undefined,
-): Promise<unknown> {
+): Promise<Ran> {
   if (!snapshot) return Promise.reject(new ApiError('invalid_api_key'));
   const metering = tool.metered;
   if (metering) return runMetered(tool, metering, ctx, args, snapshot);
   const refused = statusRefusal(snapshot.account.status);
   if (refused && !refused.ok) return Promise.reject(ApiError.from(refused.error));
   // A free tool: its answer wrapped, through one promise.
-  return tool.run(ctx, args).then((answer) => {
-    ctx.outcome = { records: answer.missed ? 0 : answer.records, tokens: 0, missed: answer.missed === true };
-    return envelope(answer, { tokens_charged: 0, tokens_remaining: balanceOf(snapshot, null) });
-  });
+  return tool.run(ctx, args).then((answer) => ({
+    out: envelope(answer, { tokens_charged: 0, tokens_remaining: balanceOf(snapshot, null) }),
+    outcome: { records: answer.missed ? 0 : answer.records, tokens: 0, missed: answer.missed === true },
+  }));
 }
 
 async function runMetered(
@@ -64,12 +80,13 @@ async function runMetered(
   ctx: ToolContext,
   args: unknown,
   snapshot: AccountSnapshot,
-): Promise<unknown> {
-  const { usage } = ctx.services;
+): Promise<Ran> {
+  const { usage } = ctx.deps;
   const { category } = metering;
   const expected = { records: metering.expectedRecords?.(args) ?? 0, requests: 1 };
   const hold = unwrap(usage.hold(snapshot, category, expected, metering.tokenCost(args, expected.records)));
   let committed: Awaited<ReturnType<typeof usage.meter>>;
+  let outcome: Outcome | undefined;
   try {
     const answer = await tool.run(ctx, args);
     const records = answer.missed ? 0 : answer.records;
@@ -96,11 +113,11 @@ async function runMetered(
         });
       },
     });
-    if (committed.ok) ctx.outcome = { records, tokens: cost, missed: answer.missed === true };
+    if (committed.ok) outcome = { records, tokens: cost, missed: answer.missed === true };
   } finally {
     hold.release();
   }
-  return unwrap(committed).response;
+  return { out: unwrap(committed).response, outcome };
 }
 
 /** The balance after the call: -1 when unlimited, the charge's balance when charged, else the account's. */

@@ -1,6 +1,6 @@
 /** @module get_billing: the calling account's plan, subscription and period, balance and every tool's cost; free. */
 import Type from 'typebox';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import type { AccountTool } from './tool.js';
 
 const Iso = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -33,9 +33,9 @@ export const getBilling: AccountTool = {
     metadata: Type.Object({ tokens_charged: Type.Integer(), tokens_remaining: Type.Integer() }),
   }),
   async run(ctx) {
-    const snapshot = await ctx.services.deps.reads.getSnapshot(ctx.accountId);
+    const snapshot = await ctx.deps.reads.getSnapshot(ctx.accountId);
     if (!snapshot) throw new ApiError('invalid_api_key');
-    const results = ctx.services.billing.billing(snapshot, ctx.tokenCosts());
+    const results = ctx.deps.billing.billing(snapshot, ctx.deps.tokenCosts());
     return {
       results,
       status: 'ok' as const,

@@ -1,40 +1,44 @@
 /**
  * @module The MCP front door: `POST /mcp` (Streamable HTTP, stateless, JSON answers), serving the
  * same tools as /api/v1/tools through the same registry and pipeline, for the same keys, limits and
- * balances. A browser's `Origin` that is not allowed is refused first (mcp-origin.ts). The key is
+ * balances. A browser's `Origin` that is not allowed is refused first (origin.ts). The key is
  * authenticated, and its rate limit taken, before any MCP work; a missing or invalid key is an
- * HTTP 401 with `WWW-Authenticate: Bearer`. The messages are served by the MCP
- * SDK (mcp-engine.ts), loaded with the first MCP request: a server whose callers never use MCP does
- * not hold it (about 10 MiB of memory, and old-generation heap its collector would mark again and
- * again).
+ * HTTP 401 with `WWW-Authenticate: Bearer`. The hot messages (a single tools/call, tools/list, ping
+ * or initialize) are answered by fast-path.ts; the rest by the MCP SDK (sdk-engine.ts), loaded with
+ * the first such message: a server whose callers only make hot calls does not hold it (about 10
+ * MiB of memory, and old-generation heap its collector would mark again and again).
  */
 
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Services } from '../../service/index.js';
-import { ApiError, sendError } from '../errors.js';
-import { keyAuthentication } from '../key-auth.js';
-import type { Caller, McpEngine } from '../mcp-engine.js';
-import { originAllowed } from '../mcp-origin.js';
-import type { RateLimits } from '../rate-limit.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { ApiError, sendError } from '../http/errors.js';
+import { keyAuthentication } from '../http/key-auth.js';
+import type { RateLimits } from '../http/rate-limit.js';
+import type { Services } from '../service/index.js';
+import type { Caller, ToolCalls } from '../tools/call.js';
+import { FastPath } from './fast-path.js';
+import { originAllowed } from './origin.js';
+import type { McpEngine } from './sdk-engine.js';
 
 export async function mcpRoutes(
   app: FastifyInstance,
   opts: {
     services: Services;
-    registry: ToolRegistry;
+    calls: ToolCalls;
     limits?: RateLimits;
+    /** false: the SDK answers every message, the hot ones included (for comparing both). */
+    fastPath?: boolean;
     /** TOOLGATE_ALLOWED_ORIGINS, each as normalOrigin writes it. */
     allowedOrigins?: readonly string[];
   },
 ) {
-  const { services, registry } = opts;
+  const { services, calls } = opts;
+  const fast = opts.fastPath === false ? undefined : new FastPath(calls);
   const onerror = (err: Error) => app.log.warn({ err: { message: err.message } }, 'mcp request refused');
   let engine: Promise<McpEngine> | undefined;
   const engineOf = () => {
-    engine ??= import('../mcp-engine.js').then(
-      (m) => m.createMcpEngine({ services, registry, onerror }),
+    engine ??= import('./sdk-engine.js').then(
+      (m) => m.createMcpEngine({ calls, onerror }),
       (err) => {
         // Tried again by the next MCP request rather than kept as this one's failure.
         engine = undefined;
@@ -59,6 +63,11 @@ export async function mcpRoutes(
     if (originAllowed(allowed, request.headers.origin, request.headers.host)) done();
     else done(new ApiError('origin_not_allowed'));
   };
+  // When the request arrived, for the tool call's latency metric.
+  const stamp = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    request.startedAt = performance.now();
+    done();
+  };
   const authenticate = keyAuthentication(services, opts.limits, {
     challenge: 'Bearer',
     deferRateLimit: true,
@@ -66,7 +75,10 @@ export async function mcpRoutes(
 
   app.post(
     '/mcp',
-    { schema: { hide: true }, onRequest: [checkOrigin, authenticate] },
+    {
+      schema: { hide: true },
+      onRequest: services.deps.metrics ? [stamp, checkOrigin, authenticate] : [checkOrigin, authenticate],
+    },
     async (request, reply) => {
       // MCP messages are JSON: a POST without a media type (and so without a body) is refused as any
       // other media type is.
@@ -88,8 +100,14 @@ export async function mcpRoutes(
         keyId: auth.keyId,
         requestId: request.id,
         log: request.log,
+        startedAt: request.startedAt,
         refusal: request.refusal,
       };
+      const hot = fast?.answer(body, request.headers, caller);
+      if (hot) {
+        const answer = hot instanceof Promise ? await hot : hot;
+        return reply.code(answer.status).header('content-type', 'application/json').send(answer.json);
+      }
       const response = await (await engineOf()).handle(toWebRequest(request), body, caller);
       return sendWebResponse(reply, response);
     },

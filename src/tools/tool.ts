@@ -6,19 +6,36 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { Category } from '../../domain/plans.js';
-import type { Services } from '../../service/index.js';
+import type { Category } from '../domain/plans.js';
+import type { BillingService } from '../service/billing.js';
+import type { UsageService } from '../service/usage.js';
+import type { Reads } from '../store/cached-reads.js';
 
+/** What tools need of the services, made once per server: reads, metering, billing, the account view. */
+export interface ToolDeps {
+  reads: Reads;
+  usage: UsageService;
+  billing: BillingService;
+  /** The `get_account` answer as JSON (Services.accountViewJson). */
+  accountViewJson(accountId: string): string | undefined | Promise<string | undefined>;
+  /** Every tool's token cost (get_billing). */
+  tokenCosts(): Record<string, number>;
+}
+
+/** Who calls, as the door authenticated them. */
 export interface ToolContext {
   accountId: string;
   keyId: string;
   requestId: string;
-  services: Services;
   log: FastifyBaseLogger;
-  /** Every tool's token cost (get_billing). */
-  tokenCosts: () => Record<string, number>;
-  /** What a data tool's call came to, once committed: for the usage history. */
-  outcome?: { records: number; tokens: number; missed: boolean };
+  deps: ToolDeps;
+}
+
+/** What a data tool's call came to, once committed: for the usage history. */
+export interface Outcome {
+  records: number;
+  tokens: number;
+  missed: boolean;
 }
 
 interface ToolBase {

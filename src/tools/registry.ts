@@ -1,13 +1,13 @@
 /**
  * @module Every tool this server serves, found by name: the registered tools (get_account) and the
- * catalogue's, each with its argument check. The tools route and MCP both call tools through here,
- * so a tool is the same tool, with the same checks, answers and errors, through either door.
+ * catalogue's, each with its argument check, compiled once. Every call, through either door, finds
+ * and admits its tool here (call.ts), so a tool is the same tool, with the same checks, answers and
+ * errors, through HTTP and MCP.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ApiError, argumentsMessage } from '../errors.js';
+import { ApiError, argumentsMessage } from '../http/errors.js';
 import type { ServedCatalogue } from './catalogue.js';
-import { runTool } from './pipeline.js';
-import { RawJson, type Tool, type ToolContext, WithStatus } from './tool.js';
+import type { Tool } from './tool.js';
 
 /** A tool as listed to MCP clients: its name, description and input schema. */
 export interface ToolListing {
@@ -22,14 +22,6 @@ export interface Callable {
   tool: Tool;
   check(args: unknown): string | undefined;
   unavailable: string | undefined;
-}
-
-/** A tool's answer as a JSON value and the HTTP status it goes out with. */
-export interface Answered {
-  statusCode: number;
-  body: unknown;
-  /** The body as JSON, when the tool made it so already (get_account): not made again. */
-  json?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -118,18 +110,4 @@ export class ToolRegistry {
     const problem = callable.check(args);
     if (problem) throw new ApiError('invalid_arguments', problem);
   }
-
-  /** Admits and runs a found tool; its answer as a JSON value (failures are thrown as ApiError). */
-  async call(callable: Callable, ctx: ToolContext, args: unknown): Promise<Answered> {
-    ToolRegistry.admit(callable, args);
-    const out = await runTool(callable.tool, ctx, args);
-    if (out instanceof WithStatus) return answered(out.statusCode, out.body);
-    return answered(200, out);
-  }
-}
-
-/** A tool's answer as a value, with its JSON text when the tool made that already (not made again). */
-function answered(statusCode: number, out: unknown): Answered {
-  if (!(out instanceof RawJson)) return { statusCode, body: out };
-  return { statusCode, body: out.value === undefined ? JSON.parse(out.json) : out.value, json: out.json };
 }

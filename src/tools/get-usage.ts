@@ -1,7 +1,7 @@
 /** @module get_usage: the calling account's calls, tokens and records per UTC day over a period; free. */
 import Type from 'typebox';
-import { USAGE_PERIODS } from '../../domain/usage-history.js';
-import { ApiError } from '../errors.js';
+import { USAGE_PERIODS } from '../domain/usage-history.js';
+import { ApiError } from '../http/errors.js';
 import type { AccountTool } from './tool.js';
 
 const Counts = {
@@ -40,10 +40,10 @@ export const getUsage: AccountTool = {
     metadata: Type.Object({ tokens_charged: Type.Integer(), tokens_remaining: Type.Integer() }),
   }),
   async run(ctx, args) {
-    const snapshot = await ctx.services.deps.reads.getSnapshot(ctx.accountId);
+    const snapshot = await ctx.deps.reads.getSnapshot(ctx.accountId);
     if (!snapshot) throw new ApiError('invalid_api_key');
     const period = (args as { period?: (typeof USAGE_PERIODS)[number] }).period ?? 'today';
-    const results = await ctx.services.billing.usage(snapshot, period);
+    const results = await ctx.deps.billing.usage(snapshot, period);
     return {
       results,
       status: 'ok' as const,

@@ -4,11 +4,11 @@
  * upstream connections. The composition root and the tests open it the same way.
  */
 
-import { allowedVariables } from '../../domain/catalogue.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import { LiveCatalogue } from '../../service/live-catalogue.js';
-import type { CatalogueStore, Warn } from '../../store/store.js';
-import { Upstreams } from '../../upstream/forward.js';
+import { allowedVariables } from '../domain/catalogue.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { LiveCatalogue } from '../service/live-catalogue.js';
+import type { CatalogueStore, Warn } from '../store/store.js';
+import { Upstreams } from '../upstream/forward.js';
 import { buildServedTool, type ServedTool } from './catalogue-tool.js';
 
 export interface ServedCatalogue {

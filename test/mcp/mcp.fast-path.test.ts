@@ -1,0 +1,176 @@
+/**
+ * The hot path against the SDK: the same MCP requests sent over real sockets to two apps on one
+ * store, one answering hot messages itself and one leaving every message to the SDK, must get the
+ * same status, media type and bytes (request ids aside), in both protocol eras and for every shape
+ * the hot path takes or leaves. When the SDK changes what it writes, this fails.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+
+const BOTH = 'application/json, text/event-stream';
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'diff', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+interface Case {
+  name: string;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const legacy = (name: string, method: string, params?: unknown, id: unknown = 1, headers = {}): Case => ({
+  name: `2025: ${name}`,
+  body: { jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) },
+  headers: { 'mcp-protocol-version': '2025-06-18', ...headers },
+});
+
+const modern = (name: string, method: string, params: Record<string, unknown> = {}, headers = {}): Case => ({
+  name: `2026: ${name}`,
+  body: { jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: ENVELOPE } },
+  headers: {
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+    ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+    ...headers,
+  },
+});
+
+const CASES: Case[] = [
+  legacy('initialize 2025-06-18', 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'diff', version: '1' },
+  }),
+  legacy('initialize 2024-11-05, no header', 'initialize', {
+    protocolVersion: '2024-11-05',
+    capabilities: {},
+    clientInfo: { name: 'diff', version: '1' },
+  }),
+  legacy('initialize of an unknown revision', 'initialize', {
+    protocolVersion: '1999-01-01',
+    capabilities: {},
+    clientInfo: { name: 'diff', version: '1' },
+  }),
+  legacy('initialize without clientInfo', 'initialize', { protocolVersion: '2025-06-18', capabilities: {} }),
+  legacy('ping', 'ping'),
+  legacy('ping with params', 'ping', {}, 'p-1'),
+  legacy('tools/list', 'tools/list', {}, 0),
+  legacy('tools/list with a cursor', 'tools/list', { cursor: 'x' }),
+  legacy('get_account', 'tools/call', { name: 'get_account', arguments: {} }),
+  legacy('get_account, id "1"', 'tools/call', { name: 'get_account', arguments: {} }, '1'),
+  legacy('get_account, id 0', 'tools/call', { name: 'get_account', arguments: {} }, 0),
+  legacy('get_account, no arguments', 'tools/call', { name: 'get_account' }),
+  legacy('get_account, an unknown argument', 'tools/call', { name: 'get_account', arguments: { x: 1 } }),
+  legacy('get_billing', 'tools/call', { name: 'get_billing', arguments: {} }),
+  legacy('get_usage week', 'tools/call', { name: 'get_usage', arguments: { period: 'week' } }),
+  legacy('get_usage, a bad period', 'tools/call', { name: 'get_usage', arguments: { period: 'x' } }),
+  legacy('an unknown tool', 'tools/call', { name: 'nope', arguments: {} }),
+  legacy('no tool name', 'tools/call', { arguments: {} }),
+  legacy('arguments not an object', 'tools/call', { name: 'get_account', arguments: [1] }),
+  legacy('a progress token', 'tools/call', {
+    name: 'get_account',
+    arguments: {},
+    _meta: { progressToken: 5 },
+  }),
+  legacy('an id of null', 'tools/call', { name: 'get_account', arguments: {} }, null),
+  legacy('a fractional id', 'tools/call', { name: 'get_account', arguments: {} }, 1.5),
+  legacy('a negative id', 'tools/call', { name: 'get_account', arguments: {} }, -3),
+  legacy('no protocol header', 'tools/call', { name: 'get_account', arguments: {} }, 1, {
+    'mcp-protocol-version': undefined,
+  }),
+  legacy('an unsupported protocol header', 'tools/call', { name: 'get_account', arguments: {} }, 1, {
+    'mcp-protocol-version': '2099-01-01',
+  }),
+  legacy('Accept without event streams', 'tools/call', { name: 'get_account', arguments: {} }, 1, {
+    accept: 'application/json',
+  }),
+  legacy('a session id', 'tools/list', {}, 1, { 'mcp-session-id': 'abc' }),
+  legacy('an unknown method', 'resources/list', {}),
+  modern('ping', 'ping'),
+  modern('tools/list', 'tools/list'),
+  modern('get_account', 'tools/call', { name: 'get_account', arguments: {} }),
+  modern('get_usage, a bad period', 'tools/call', { name: 'get_usage', arguments: { period: 'x' } }),
+  modern('an unknown tool', 'tools/call', { name: 'nope', arguments: {} }),
+  modern('Mcp-Name not the tool', 'tools/call', { name: 'get_account', arguments: {} }, { 'mcp-name': 'x' }),
+  modern('Mcp-Method not the method', 'tools/list', {}, { 'mcp-method': 'ping' }),
+  modern('a 2025 protocol header', 'tools/list', {}, { 'mcp-protocol-version': '2025-06-18' }),
+  modern('no Mcp-Method', 'ping', {}, { 'mcp-method': undefined }),
+  {
+    name: '2026: an envelope without clientInfo',
+    body: {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'ping',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } },
+    },
+    headers: { 'mcp-protocol-version': MODERN, 'mcp-method': 'ping' },
+  },
+  {
+    name: '2026: a revision the server does not speak',
+    body: {
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'ping',
+      params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+    },
+    headers: { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'ping' },
+  },
+];
+
+describe('MCP hot path and SDK answer alike', () => {
+  let h: AppHarness;
+  let sdkOnly: FastifyInstance;
+  let fastUrl: string;
+  let sdkUrl: string;
+  // One account a side, made alike: each sees only its own side's calls in its usage.
+  const keys = new Map<string, string>();
+
+  beforeAll(async () => {
+    h = await scratchApp({ catalogue: {} });
+    sdkOnly = await buildApp({
+      services: h.services,
+      adminToken: ADMIN_TOKEN,
+      ...(h.catalogue ? { catalogue: h.catalogue } : {}),
+      mcpFastPath: false,
+    });
+    fastUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    sdkUrl = await sdkOnly.listen({ host: '127.0.0.1', port: 0 });
+    keys.set(fastUrl, (await accountWithKey(h.services)).key);
+    keys.set(sdkUrl, (await accountWithKey(h.services)).key);
+  });
+  afterAll(async () => {
+    await sdkOnly?.close();
+    await h?.close();
+  });
+
+  async function post(url: string, c: Case) {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: BOTH,
+      authorization: `Bearer ${keys.get(url)}`,
+    };
+    for (const [name, value] of Object.entries(c.headers ?? {})) {
+      if (value === undefined) delete headers[name];
+      else headers[name] = value;
+    }
+    const res = await fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify(c.body) });
+    const text = await res.text();
+    return {
+      status: res.status,
+      type: res.headers.get('content-type'),
+      // Each request has its own id, in error bodies too; each side its own account.
+      body: text.replace(/req_[0-9a-z]{26}/g, 'req_…').replace(/acc_[0-9a-z]{26}/g, 'acc_…'),
+    };
+  }
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const sdk = await post(sdkUrl, c);
+    const fast = await post(fastUrl, c);
+    expect(fast).toEqual(sdk);
+  });
+});
