@@ -1,13 +1,19 @@
-/** @module What every admin route shares: its app type (typed by its schemas) and its schema's common parts. */
+/**
+ * @module What every admin route shares: its app type (typed by its schemas) and its schema's common
+ * parts.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
 import Type from 'typebox';
+import type { Services } from '../../service/index.js';
 import { ErrorBodySchema } from '../schemas.js';
 
 /** The admin routes' app: typed by their schemas. */
@@ -28,3 +34,25 @@ export const doc = <S extends object>(summary: string, extra: S = {} as S) => ({
   response: { '2xx': Type.Unknown(), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
   ...extra,
 });
+
+/** The use cases acting as the caller: every handler goes through this, so none can act unaudited. */
+export type ActAs = (request: Pick<FastifyRequest, 'actor'>) => Services;
+
+export const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });
+export const UserIdParam = Type.Object({ user_id: Type.String({ maxLength: 100 }) });
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+    after: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+export const strict = { additionalProperties: false } as const;
+
+export const pageOf = (q: { limit?: string; after?: string }) =>
+  [q.limit === undefined ? undefined : Number(q.limit), q.after] as const;
+
+export function created(reply: FastifyReply, body: unknown) {
+  return reply.code(201).send(body);
+}

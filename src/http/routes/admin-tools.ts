@@ -2,18 +2,13 @@
  * @module The admin API's tool catalogue (`/admin/v1/tools`) and key verification for tools served
  * elsewhere (`/admin/v1/keys/verify`); registered inside adminRoutes, behind its token check.
  */
-import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { Services } from '../../service/index.js';
 import { unwrap } from '../auth.js';
-import { type AdminApp, doc } from './admin-doc.js';
+import { type ActAs, type AdminApp, doc } from './admin-doc.js';
 
 const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });
 
-export function adminToolRoutes(
-  app: AdminApp,
-  s: (request: Pick<FastifyRequest, 'actor'>) => Services,
-): void {
+export function adminToolRoutes(app: AdminApp, s: ActAs): void {
   app.get('/tools', { schema: doc('The tool catalogue, by name') }, async (request) => ({
     data: await s(request).catalogue.list(),
   }));

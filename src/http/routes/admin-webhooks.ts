@@ -4,19 +4,14 @@
  * The body's types are checked here; what they mean (a URL toolgate may send to, known events,
  * thresholds from 1 to 100, an account that exists) by the use case, each problem in its own words.
  */
-import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { Services } from '../../service/index.js';
 import { unwrap } from '../auth.js';
-import { type AdminApp, doc } from './admin-doc.js';
+import { type ActAs, type AdminApp, doc } from './admin-doc.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const strict = { additionalProperties: false } as const;
 
-export function adminWebhookRoutes(
-  app: AdminApp,
-  s: (request: Pick<FastifyRequest, 'actor'>) => Services,
-): void {
+export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/webhooks',
     {

@@ -1,0 +1,34 @@
+/**
+ * @module The admin API's the audit trail of admin actions; registered inside adminRoutes, behind its
+ * token check.
+ */
+import Type from 'typebox';
+import { unwrap } from '../auth.js';
+import { type ActAs, type AdminApp, doc, PageQuery, pageOf, strict } from './admin-doc.js';
+
+export function adminAuditRoutes(app: AdminApp, s: ActAs): void {
+  app.get(
+    '/audit',
+    {
+      schema: doc('The audit trail of admin actions, oldest first (an unknown account_id is 404)', {
+        querystring: Type.Object(
+          { ...PageQuery.properties, account_id: Type.Optional(Type.String({ maxLength: 100 })) },
+          strict,
+        ),
+      }),
+    },
+    async (request) => {
+      const q = request.query;
+      const [limit, after] = pageOf(q);
+      return {
+        data: unwrap(
+          await s(request).audit.list({
+            ...(q.account_id !== undefined ? { accountId: q.account_id } : {}),
+            ...(limit !== undefined ? { limit } : {}),
+            ...(after !== undefined ? { after } : {}),
+          }),
+        ),
+      };
+    },
+  );
+}

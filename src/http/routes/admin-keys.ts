@@ -1,0 +1,35 @@
+/**
+ * @module The admin API's API keys: create (the key is in that answer only), list an account's,
+ * revoke; registered inside adminRoutes, behind its token check.
+ */
+import Type from 'typebox';
+import { unwrap } from '../auth.js';
+import { type ActAs, type AdminApp, created, doc, Id, KeyIdParam, strict } from './admin-doc.js';
+
+export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
+  app.post(
+    '/accounts/:id/keys',
+    {
+      schema: doc('Create an API key (the key is in this answer only)', {
+        params: Id,
+        body: Type.Optional(Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })) }, strict)),
+      }),
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      return created(reply, unwrap(await s(request).keys.create(request.params.id, body.name)));
+    },
+  );
+
+  app.get(
+    '/accounts/:id/keys',
+    { schema: doc("List an account's keys", { params: Id }) },
+    async (request) => ({
+      data: unwrap(await s(request).keys.list(request.params.id)),
+    }),
+  );
+
+  app.delete('/keys/:key_id', { schema: doc('Revoke a key', { params: KeyIdParam }) }, async (request) =>
+    unwrap(await s(request).keys.revoke(request.params.key_id)),
+  );
+}

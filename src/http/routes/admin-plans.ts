@@ -1,0 +1,32 @@
+/**
+ * @module The admin API's the plan catalogue: list, create or replace; registered inside adminRoutes,
+ * behind its token check.
+ */
+import Type from 'typebox';
+import { unwrap } from '../auth.js';
+import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
+
+export function adminPlanRoutes(app: AdminApp, s: ActAs): void {
+  app.get('/plans', { schema: doc('The plan catalogue') }, async (request) => ({
+    data: await s(request).plans.list(),
+  }));
+
+  app.put(
+    '/plans/:id',
+    {
+      schema: doc('Create or replace a plan', {
+        params: Id,
+        body: Type.Object(
+          {
+            unlimited: Type.Optional(Type.Boolean()),
+            limits: Type.Object({}),
+            // null (or leaving it out): not a subscription.
+            subscription: Type.Optional(Type.Union([Type.Literal('monthly'), Type.Null()])),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request) => unwrap(await s(request).plans.put(request.params.id, request.body)),
+  );
+}

@@ -1,0 +1,41 @@
+/**
+ * @module The admin API's an account's users: add, list, remove; registered inside adminRoutes, behind
+ * its token check.
+ */
+import Type from 'typebox';
+import { unwrap } from '../auth.js';
+import { type ActAs, type AdminApp, created, doc, Id, strict, UserIdParam } from './admin-doc.js';
+
+export function adminUserRoutes(app: AdminApp, s: ActAs): void {
+  app.post(
+    '/accounts/:id/users',
+    {
+      schema: doc('Add a user', {
+        params: Id,
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 254 }),
+            role: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('member')])),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => {
+      const { body } = request;
+      return created(reply, unwrap(await s(request).users.add(request.params.id, body.email, body.role)));
+    },
+  );
+
+  app.get(
+    '/accounts/:id/users',
+    { schema: doc("List an account's users", { params: Id }) },
+    async (request) => ({
+      data: unwrap(await s(request).users.list(request.params.id)),
+    }),
+  );
+
+  app.delete('/users/:user_id', { schema: doc('Remove a user', { params: UserIdParam }) }, async (request) =>
+    unwrap(await s(request).users.remove(request.params.user_id)),
+  );
+}
