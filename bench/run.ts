@@ -3,7 +3,8 @@
  * bare-Fastify baseline, all real child processes on this machine, measured in the same run and
  * reported as ratios, the baseline alternated with each backend in turn (see lib/runner.ts).
  * With `--scale`, also get_account on a small against a large seeded database (lib/scale.ts).
- * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON.
+ * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON; the figures
+ * are merged into bench/results/latest.json, and docs/performance.md's targets table made from it.
  * Exits 1 when a figure is suspect (non-2xx answers, 429s from the rate limiter, connection
  * errors, failed checks).
  */
@@ -15,7 +16,9 @@ import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from '.
 import { cleanupAll, cleanupMark, cleanupSince, installCleanupHandlers, interrupted } from './lib/cleanup.js';
 import { probe, type ServerInfo } from './lib/postgres.js';
 import { ROOT } from './lib/processes.js';
-import { json, loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
+import { loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
+import { json } from './lib/report-json.js';
+import { recordRun } from './lib/results.js';
 import { runScenario, type ScenarioResult } from './lib/runner.js';
 import { runScale, type ScaleResult } from './lib/scale.js';
 import {
@@ -31,6 +34,7 @@ import {
 import { stopWrk, wrkVersion } from './lib/wrk.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { Fixture } from './scenarios/scenario.js';
+import { LATEST_FILE, PERFORMANCE_DOC, updateDoc } from './table.js';
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -167,10 +171,24 @@ async function main(): Promise<number> {
   if (problems.length > 0) process.stdout.write(`\n${loudly(problems)}\n`);
   const news = notices(info, results, scale);
   if (news.length > 0) process.stdout.write(`\n${loudly(news, 'NOTICE:')}\n`);
+  const figures = json(info, results, scale);
   if (opts.json) {
     const file = resolve(opts.json);
-    writeFileSync(file, `${JSON.stringify(json(info, results, scale), null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
     progress(`bench: wrote ${file}`);
+  }
+  if (opts.record) {
+    const { recorded, suspect } = recordRun(LATEST_FILE, figures);
+    if (suspect.length > 0)
+      progress(`bench: NOT recorded in ${LATEST_FILE} (suspect): ${suspect.join(', ')}`);
+    if (recorded.length > 0) {
+      progress(`bench: recorded ${recorded.join(', ')} in ${LATEST_FILE}`);
+      try {
+        if (updateDoc()) progress(`bench: wrote the targets table of ${PERFORMANCE_DOC}`);
+      } catch (err) {
+        progress(`bench: the targets table of ${PERFORMANCE_DOC} was not written: ${String(err)}`);
+      }
+    }
   }
   progress(`bench: done in ${Math.round((Date.now() - t0) / 1000)} s`);
   return problems.length > 0 ? 1 : 0;

@@ -24,6 +24,12 @@ export interface BenchOptions {
   keysPerAccount: number;
   /** Where to write the figures as JSON; null: nowhere. */
   json: string | null;
+  /**
+   * Merge the figures into bench/results/latest.json and write docs/performance.md's targets table
+   * from it (off with --no-results, and for runs measuring something else than toolgate as it ships:
+   * --toolgate-env, --cpu-prof).
+   */
+  record: boolean;
   /** toolgate's database backends to measure, each against the same baseline, in this order. */
   backends: Backend[];
   /** True when --backends was given: then a backend that cannot run is an error, not a notice. */
@@ -48,14 +54,14 @@ export const SCALE = 'scale';
 
 export const DEFAULTS: Omit<
   BenchOptions,
-  'only' | 'json' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf' | 'toolgateEnv'
+  'only' | 'json' | 'record' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf' | 'toolgateEnv'
 > = {
   duration: 4,
   connections: 50,
   rounds: 3,
   // A fresh server is not settled after 2 s of load: second by second, both sides' get_account rates
   // rise about 8% after the first 6 s, and toolgate's p99 falls from about 7 ms to 3.5; with 2 s
-  // toolgate's first rounds were its slowest (docs/performance.md, "The measurement").
+  // toolgate's first rounds were its slowest (docs/performance.md, "Method").
   warmup: 6,
   accounts: 1000,
   scaleAccounts: 1_000_000,
@@ -74,8 +80,9 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --accounts <n>      accounts seeded into toolgate, one key each, rotated over by the load (default
                       ${DEFAULTS.accounts}; toolgate's per-key rate limit, 100/s, is in play: the busiest
                       key's rate is printed, and a 429 fails the run)
-  --only <ids>        comma-separated scenario ids: get_account, consumption, proxied (both of
-                      proxied_metered and proxied_free), scale (default: all but scale)
+  --only <ids>        comma-separated scenario ids or groups: get_account, consumption,
+                      consumption_alerts, proxied (proxied_metered, proxied_free, proxied_charged),
+                      mcp (mcp_2025, mcp_2026, mcp_metered), scale (default: all but scale)
   --scale             also run the scale comparison: get_account on a database of --scale-base
                       accounts against one of --scale-accounts, both seeded by lib/seeding.ts
                       (bench/seed.ts) with --keys-per-account keys each, the same --accounts keys
@@ -84,7 +91,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --scale-accounts <n>  accounts of the large database (default ${DEFAULTS.scaleAccounts})
   --scale-base <n>    accounts of the small database (default ${DEFAULTS.scaleBase})
   --keys-per-account <n>  keys per account in both (default ${DEFAULTS.keysPerAccount})
-  --json <file>       also write the figures to <file> as JSON
+  --json <file>       also write the figures to <file> as JSON, round by round
+  --no-results        do not merge the figures into bench/results/latest.json nor write
+                      docs/performance.md's targets table from it (runs with --toolgate-env or
+                      --cpu-prof never do: they measure something else than toolgate as it ships)
   --backends <list>   toolgate's databases, comma-separated: sqlite, postgres (default both; without
                       this flag an unreachable PostgreSQL is skipped with a notice, with it the run fails)
   --postgres-url <u>  the PostgreSQL server (default $TOOLGATE_BENCH_POSTGRES_URL, else
@@ -160,6 +170,7 @@ export function parseOptions(
     scaleBase: number('--scale-base', v['scale-base'], DEFAULTS.scaleBase, 1, 100_000_000),
     keysPerAccount: number('--keys-per-account', v['keys-per-account'], DEFAULTS.keysPerAccount, 1, 100),
     json: v.json ?? null,
+    record: !v['no-results'] && Object.keys(toolgateEnv).length === 0 && v['cpu-prof'] === undefined,
     backends,
     backendsExplicit: v.backends !== undefined,
     postgresUrl,
@@ -186,6 +197,7 @@ function parse(argv: string[]) {
       'scale-base': { type: 'string' },
       'keys-per-account': { type: 'string' },
       json: { type: 'string' },
+      'no-results': { type: 'boolean' },
       backends: { type: 'string' },
       'postgres-url': { type: 'string' },
       'pool-size': { type: 'string' },

@@ -1,7 +1,7 @@
 /** @module The results: a table for people (ratios against the baseline of the same run), JSON for tools. */
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { type Backend, type BenchOptions, redactUrl } from './args.js';
-import { acrossBackends, met, targetCell, targetLine, targetNotices } from './goals.js';
+import { acrossBackends, SCALE_TARGET, targetCell, targetLine, targetNotices } from './goals.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
 import type { ScaleResult } from './scale.js';
 import { median } from './stats.js';
@@ -202,7 +202,13 @@ export function table(
     for (const r of scale) {
       rows.push(sideRow('scale', r.backend, r.a));
       rows.push(sideRow('', '', r.b));
-      rows.push(ratioRow(r.ratio, `ratio ${countName(r.large.accounts)}/${countName(r.small.accounts)}`));
+      rows.push(
+        ratioRow(
+          r.ratio,
+          `ratio ${countName(r.large.accounts)}/${countName(r.small.accounts)}`,
+          `req/s >= ${SCALE_TARGET.toFixed(2)}x ${r.ratio.rps >= SCALE_TARGET ? 'met' : 'MISSED'}`,
+        ),
+      );
     }
     lines.push(...grid(HEADER, rows));
     lines.push('');
@@ -228,7 +234,7 @@ const HEADER = [
   'peak RSS MiB',
   'busiest key/s',
   'req/s by round',
-  'req/s target',
+  'targets',
 ];
 const RIGHT = new Set([3, 4, 5, 6, 7, 8, 9]);
 
@@ -301,108 +307,4 @@ const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : 'n/a');
 export function loudly(list: readonly string[], heading = 'WARNING: the figures above are suspect:'): string {
   const bar = '!'.repeat(78);
   return [bar, `!! ${heading}`, ...list.map((w) => `!!   ${w}`), bar].join('\n');
-}
-
-export function json(info: RunInfo, results: readonly ScenarioResult[], scale: readonly ScaleResult[] = []) {
-  const { machine: m, opts } = info;
-  const round3 = (x: number | null | undefined) =>
-    x !== null && x !== undefined && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null;
-  const perKey = (p: SideResult['perKey']) => ({
-    rotated: p.slots,
-    busiest_per_second: p.maxPerSecond,
-    rate_limit_per_second: p.limit,
-    limiter_highest_count: p.limiterMaxCount,
-  });
-  const side = (s: SideResult) => ({
-    name: s.name,
-    rps: round3(s.rps),
-    p50_ms: round3(s.p50),
-    p99_ms: round3(s.p99),
-    non_2xx: s.non2xx,
-    rate_limited_429: s.rateLimited,
-    errors: s.errors,
-    timeouts: s.timeouts,
-    peak_rss_mib: s.memory.peakMib,
-    peak_rss_source: s.memory.source,
-    peak_rss_sampled_mib: s.memory.sampledMib,
-    peak_rss_since_start_mib: s.memory.lifetimeMib,
-    per_key: perKey(s.perKey),
-    rounds: s.rounds.map((r) => ({
-      rps: round3(r.rps),
-      p50_ms: round3(r.p50),
-      p99_ms: round3(r.p99),
-      mean_ms: round3(r.mean),
-      responses: r.total,
-      status_codes: r.statusCodes,
-      errors: r.errors,
-      seconds: r.seconds,
-      per_key: perKey(r.perKey),
-      cpu_cores: r.cpu
-        ? {
-            server: round3(r.cpu.server),
-            load_generator: round3(r.cpu.loadgen),
-            postgres_backends: round3(r.cpu.database),
-            ...(r.cpu.helper === undefined ? {} : { upstream: round3(r.cpu.helper) }),
-            other_processes: round3(r.cpu.others),
-            stolen_by_hypervisor: round3(r.cpu.stolen),
-          }
-        : null,
-    })),
-  });
-  const ratio = (r: Ratio) => ({
-    rps: round3(r.rps),
-    p50: round3(r.p50),
-    p99: round3(r.p99),
-    rps_by_round: r.rpsByRound.map(round3),
-  });
-  return {
-    generated_at: new Date().toISOString(),
-    commit: info.commit,
-    toolgate_node_args: info.toolgate_node_args,
-    toolgate_env: Object.fromEntries(
-      Object.entries(info.toolgate_env).map(([k, v]) => [k, k.endsWith('_URL') ? redactUrl(v) : v]),
-    ),
-    load_generator: info.load_generator,
-    machine: { ...m, loadavg_1m_at_end: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
-    options: { ...opts, postgresUrl: redactUrl(opts.postgresUrl) },
-    method: METHOD,
-    postgres: info.postgres,
-    skipped_backends: info.skipped,
-    scenarios: results.map((r) => ({
-      id: r.id,
-      backend: r.backend,
-      title: r.title,
-      description: r.description,
-      baseline: side(r.baseline),
-      toolgate: side(r.toolgate),
-      ratio: ratio(r.ratio),
-      target_rps_ratio: r.target,
-      target_met: r.target === null ? null : met(r),
-      ...postgresVsSqlite(results, r),
-      notes: r.notes,
-    })),
-    scale: scale.map((r) => ({
-      backend: r.backend,
-      keys_rotated: r.rotated,
-      small: { accounts: r.small.accounts, keys: r.small.keys, seed_seconds: round3(r.small.seedSeconds) },
-      large: { accounts: r.large.accounts, keys: r.large.keys, seed_seconds: round3(r.large.seedSeconds) },
-      small_side: side(r.a),
-      large_side: side(r.b),
-      ratio_large_to_small: ratio(r.ratio),
-      notes: r.notes,
-    })),
-    warnings: warnings(results, scale),
-    notices: notices(info, results, scale),
-  };
-}
-
-/** On a scenario's PostgreSQL entry, when SQLite ran too: its ratio over SQLite's, and that target. */
-function postgresVsSqlite(results: readonly ScenarioResult[], r: ScenarioResult) {
-  const b = r.backend === 'postgres' ? acrossBackends(results, r.id) : null;
-  if (!b) return {};
-  return {
-    rps_ratio_to_sqlite: Math.round(b.rps * 1000) / 1000,
-    target_rps_ratio_to_sqlite: b.target,
-    target_to_sqlite_met: b.target === null ? null : b.met,
-  };
 }

@@ -8,9 +8,11 @@
 import type { Fixture, Note, Scenario } from '../scenarios/scenario.js';
 import type { Backend, BenchOptions } from './args.js';
 import { cpuSeconds, exitedChildrenCpuSeconds, machineSeconds, ownCpuSeconds } from './cpu.js';
+import { targetOn } from './goals.js';
 import type { LoadRequest, PerKeyRate, Sample } from './load.js';
 import { type PeakMemory, PeakWatch } from './memory.js';
 import type { PgMonitor } from './postgres.js';
+import { memoryLine, rateNotes } from './side-notes.js';
 import { median } from './stats.js';
 import type { Target } from './targets.js';
 import { runWrk } from './wrk.js';
@@ -54,8 +56,14 @@ export interface ScenarioResult {
   toolgate: SideResult;
   /** toolgate / baseline. */
   ratio: Ratio;
-  /** The scenario's target for ratio.rps (met when ratio.rps >= target), or null. */
+  /** The scenario's target for ratio.rps on this backend (met when ratio.rps >= target), or null. */
   target: number | null;
+  /** A higher ratio aimed for beyond the target, or null. */
+  stretch: number | null;
+  /** The most toolgate's p99 may be (ms), or null. */
+  p99Max: number | null;
+  /** The most toolgate's peak RSS may be (MiB), or null. */
+  peakRssMax: number | null;
   /** The scenario's target for postgres.ratio.rps / sqlite.ratio.rps, or null. */
   postgresTarget: number | null;
   notes: Note[];
@@ -218,12 +226,14 @@ export async function runScenario(
     });
   }
   if (scenario.afterwards) {
-    const all = [...toolgate.rounds, ...(toolgate.warmup ? [toolgate.warmup] : [])];
+    const runs = (side: SideResult) => [...side.rounds, ...(side.warmup ? [side.warmup] : [])];
+    const ok = (side: SideResult) => 1 + runs(side).reduce((n, s) => n + s.ok, 0);
     notes.push(
       ...(await scenario.afterwards(f, {
-        ok: 1 + all.reduce((n, s) => n + s.ok, 0),
-        runs: all.length,
+        ok: ok(toolgate),
+        runs: runs(toolgate).length,
         connections: opts.connections,
+        baseline: { ok: ok(baseline), runs: runs(baseline).length },
       })),
     );
   }
@@ -240,57 +250,13 @@ export async function runScenario(
     baseline,
     toolgate,
     ratio: run.ratio,
-    target:
-      scenario.targetBackend === undefined || scenario.targetBackend === f.toolgate.backend
-        ? (scenario.target ?? null)
-        : null,
+    target: targetOn(scenario, f.toolgate.backend),
+    stretch: scenario.stretch ?? null,
+    p99Max: scenario.p99Ms ?? null,
+    peakRssMax: scenario.peakRssMib ?? null,
     postgresTarget: scenario.postgresTarget ?? null,
     notes,
   };
-}
-
-/** Share of the per-key limit above which the busiest key is too close to it for comfort. */
-export const NEAR_LIMIT = 0.8;
-
-/**
- * The per-key rate limiter must be in play but never refuse: a 429 is a loud warning (the figures
- * are not toolgate's get_account any more), and so is a busiest key near the limit.
- */
-export function rateNotes(reference: SideResult, subject: SideResult, rotated: string): Note[] {
-  const notes: Note[] = [];
-  for (const side of [reference, subject]) {
-    if (side.rateLimited > 0)
-      notes.push({
-        level: 'warning',
-        text: `RATE LIMITED: ${side.name} answered ${side.rateLimited} requests with 429: the per-key rate limiter was hit (busiest key ${side.perKey.maxPerSecond}/s); rotate over more keys (--accounts)`,
-      });
-  }
-  const { limit, limiterMaxCount } = subject.perKey;
-  const busiest = Math.max(subject.perKey.maxPerSecond, limiterMaxCount ?? 0);
-  if (limit !== null && busiest >= NEAR_LIMIT * limit && subject.rateLimited === 0)
-    notes.push({
-      level: 'warning',
-      text: `${subject.name}'s busiest key reached ${busiest} requests in one second, within ${Math.round((1 - NEAR_LIMIT) * 100)}% of the per-key limit ${limit}/s; rotate over more keys (--accounts)`,
-    });
-  const mean = (s: SideResult) => (s.perKey.slots > 0 ? s.rps / s.perKey.slots : 0).toFixed(1);
-  const limiter =
-    limit === null
-      ? 'no per-key limit on this route'
-      : `per-key limit ${limit}/s (toolgate's default), its limiter's highest count in one second ${limiterMaxCount ?? '?'}, 429 answers ${subject.rateLimited}`;
-  notes.push({
-    level: 'info',
-    text: `rate per ${rotated}: ${subject.perKey.slots} rotated; busiest in one second (load generator's count): ${reference.name} ${reference.perKey.maxPerSecond}, ${subject.name} ${subject.perKey.maxPerSecond} (mean ${mean(reference)} and ${mean(subject)}/s); ${limiter}`,
-  });
-  return notes;
-}
-
-export function memoryLine(sides: readonly SideResult[]): string {
-  const one = (s: SideResult) => {
-    const m = s.memory;
-    if (m.peakMib === null) return `${s.name} ?`;
-    return `${s.name} ${m.peakMib} MiB (${m.source}; since start ${m.lifetimeMib ?? '?'} MiB)`;
-  };
-  return `peak RSS over the warm-up and rounds: ${sides.map(one).join(', ')}`;
 }
 
 function summarise(name: string, rounds: Sample[], warmup: Sample | null, memory: PeakMemory): SideResult {

@@ -16,8 +16,9 @@ import type { LoadRequest } from './load.js';
 import { createScratchSchema } from './postgres.js';
 import { tempDir } from './processes.js';
 import { countName } from './report.js';
-import { alternate, memoryLine, type Ratio, rateNotes, type SideResult } from './runner.js';
+import { alternate, type Ratio, type SideResult } from './runner.js';
 import { type SampledKey, seed } from './seeding.js';
+import { memoryLine, rateNotes } from './side-notes.js';
 import {
   type PostgresSetup,
   startToolgatePostgres,

@@ -3,7 +3,7 @@
  * transaction per call) that a tool served elsewhere meters through.
  */
 import { accountTotals, expectStatus } from '../lib/admin.js';
-import type { Fixture, Note, Scenario } from './scenario.js';
+import { type Fixture, type Note, PEAK_RSS_MIB, type Scenario } from './scenario.js';
 
 const BODY = JSON.stringify({ category: 'enrich', records: 1 });
 
@@ -29,8 +29,10 @@ export const consumption: Scenario = {
   description: `POST /admin/v1/accounts/{id}/usage ${BODY}, rotating over every seeded account`,
   rotates: 'account',
   prepare: countBefore,
+  target: { sqlite: 0.8 },
   // Scale-out meters at no less than half the embedded mode's pace (docs/performance.md).
   postgresTarget: 0.5,
+  peakRssMib: PEAK_RSS_MIB,
   requests: (f) =>
     f.accounts.map((a) => ({
       method: 'POST',

@@ -1,11 +1,14 @@
 /** @module get_account: the read path (key digest lookup, account view) behind the tools pipeline. */
-import type { Scenario } from './scenario.js';
+import { PEAK_RSS_MIB, type Scenario } from './scenario.js';
 
 export const getAccount: Scenario = {
   id: 'get_account',
   title: 'get_account',
   description: 'POST /api/v1/tools/get_account, {} with a bearer API key, rotating over every seeded key',
   rotates: 'key',
+  target: { sqlite: 0.9, postgres: 0.6 },
+  p99Ms: 5,
+  peakRssMib: PEAK_RSS_MIB,
   requests: (f) =>
     f.accounts.map((a) => ({
       method: 'POST',

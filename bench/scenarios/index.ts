@@ -1,7 +1,7 @@
 /** @module The scenarios, in the order they run. */
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
-import { mcp2025, mcp2026 } from './mcp.js';
+import { mcp2025, mcp2026, mcpMetered } from './mcp.js';
 import { proxiedCharged, proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
@@ -13,6 +13,7 @@ export const SCENARIOS: readonly Scenario[] = [
   proxiedCharged,
   mcp2025,
   mcp2026,
+  mcpMetered,
   // Last: the endpoint it adds stays, and the scenarios before it run without one.
   consumptionAlerts,
 ];

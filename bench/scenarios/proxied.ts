@@ -17,7 +17,7 @@ import {
   RECORDS_PER_CALL,
   TOKENS_PER_RECORD,
 } from '../lib/proxied.js';
-import type { Fixture, Note, Scenario, ToolgateTotals } from './scenario.js';
+import { type Fixture, type Note, PEAK_RSS_MIB, type Scenario, type ToolgateTotals } from './scenario.js';
 
 const BODY = '{"q":"x"}';
 const TOKENS_PER_CALL = RECORDS_PER_CALL * TOKENS_PER_RECORD;
@@ -41,7 +41,8 @@ function proxied(id: string, tool: string, kind: ProxiedKind, target?: number): 
     description: `POST /api/v1/tools/${tool} ${BODY} with a bearer API key, rotating over every seeded key: ${WHAT[kind]} forwarding to the bench's upstream; the baseline forwards to the same upstream with toolgate's own undici client`,
     rotates: 'key',
     // The targets are toolgate's on SQLite; on PostgreSQL the figures are shown, not judged.
-    ...(target === undefined ? {} : { target, targetBackend: 'sqlite' as const }),
+    ...(target === undefined ? {} : { target: { sqlite: target } }),
+    peakRssMib: PEAK_RSS_MIB,
     async prepare(f) {
       const fixture = await proxiedFixture(f, tool, kind);
       if (kind === 'charged') before.set(f.toolgate, await totals(f));
