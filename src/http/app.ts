@@ -151,6 +151,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(ErrorBodySchema);
 
   await app.register(swagger, {
+    // Shared schemas are components named by their $id (ErrorBody), not def-<n>.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -158,7 +163,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         version: '1',
         description:
           'Tools API: POST /api/v1/tools/<tool> with a bearer API key. Errors share one JSON shape.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      // Relative: the document is served by the server it describes, whatever address it is reached at.
+      servers: [{ url: '/', description: 'The server serving this document' }],
       components: {
         securitySchemes: {
           bearerAuth: {

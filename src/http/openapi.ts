@@ -6,9 +6,37 @@
 
 import type { ServedCatalogue } from '../tools/catalogue.js';
 import type { ServedTool } from '../tools/catalogue-tool.js';
-import { ErrorBodySchema, FairUseMetadataSchema } from './schemas.js';
+import { FairUseMetadataSchema } from './schemas.js';
 
-type Doc = { paths?: Record<string, unknown> } & Record<string, unknown>;
+type Doc = { paths?: Record<string, unknown>; components?: { schemas?: Record<string, unknown> } } & Record<
+  string,
+  unknown
+>;
+
+// ErrorBodySchema's $id, the component's name (app.ts names shared schemas by $id).
+const ERROR_BODY_REF = { $ref: '#/components/schemas/ErrorBody' };
+
+/**
+ * The paths with every inline copy of a component schema (the error body, in each operation's 4XX
+ * and 5XX: the generator inlines it) replaced by a reference to it: a document a fifth the size,
+ * whose component is used.
+ */
+function referenceComponents(doc: Doc): Record<string, unknown> {
+  const refs = new Map(
+    Object.entries(doc.components?.schemas ?? {}).map(([name, schema]) => [
+      JSON.stringify(schema),
+      { $ref: `#/components/schemas/${name}` },
+    ]),
+  );
+  const walk = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map(walk);
+    const ref = refs.get(JSON.stringify(value));
+    if (ref) return ref;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+  };
+  return walk(doc.paths ?? {}) as Record<string, unknown>;
+}
 
 const json = (schema: unknown, description: string) => ({
   description,
@@ -45,8 +73,8 @@ function toolPath(served: ServedTool) {
       responses: {
         '200': json(envelope, 'A hit (status ok) or a miss (status not_found)'),
         '404': json(envelope, 'A miss the upstream answered with 404'),
-        '4XX': json(ErrorBodySchema, 'A refusal'),
-        '5XX': json(ErrorBodySchema, 'A failure: 502 upstream_error, 503 unavailable, 504 upstream_timeout'),
+        '4XX': json(ERROR_BODY_REF, 'A refusal'),
+        '5XX': json(ERROR_BODY_REF, 'A failure: 502 upstream_error, 503 unavailable, 504 upstream_timeout'),
       },
     },
   };
@@ -64,7 +92,7 @@ export class OpenApiDocument {
     const revision = this.catalogue?.revision ?? -1;
     if (this.cached?.revision === revision) return this.cached.doc;
     const base = this.generated();
-    const paths: Record<string, unknown> = { ...base.paths };
+    const paths = referenceComponents(base);
     for (const served of this.catalogue?.list() ?? []) {
       paths[`/api/v1/tools/${served.definition.name}`] = toolPath(served);
     }

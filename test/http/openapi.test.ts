@@ -70,3 +70,21 @@ describe('GET /openapi.json', () => {
     expect(paths).not.toContain('/openapi.json');
   });
 });
+
+describe('GET /', () => {
+  it('points a person at the OpenAPI document and the docs, without credentials', async () => {
+    const h = await scratchApp();
+    try {
+      const res = await h.app.inject({ method: 'GET', url: '/' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      const body = res.json();
+      expect(body).toMatchObject({ service: 'toolgate', openapi: '/openapi.json', health: '/healthz' });
+      expect(body.docs).toContain('docs/api.md');
+      // What it points at is there.
+      expect((await h.app.inject({ method: 'GET', url: body.openapi })).statusCode).toBe(200);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -10,7 +10,7 @@ export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/accounts',
     {
-      schema: doc('Create an account', {
+      schema: doc('createAccount', 'Create an account', {
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -25,19 +25,25 @@ export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
     async (request, reply) => created(reply, unwrap(await s(request).accounts.create(request.body))),
   );
 
-  app.get('/accounts', { schema: doc('List accounts', { querystring: PageQuery }) }, async (request) => {
-    const [limit, after] = pageOf(request.query);
-    return { data: unwrap(await s(request).accounts.list(limit, after)) };
-  });
+  app.get(
+    '/accounts',
+    { schema: doc('listAccounts', 'List accounts', { querystring: PageQuery }) },
+    async (request) => {
+      const [limit, after] = pageOf(request.query);
+      return { data: unwrap(await s(request).accounts.list(limit, after)) };
+    },
+  );
 
-  app.get('/accounts/:id', { schema: doc('Show an account', { params: Id }) }, async (request) =>
-    unwrap(await s(request).accounts.get(request.params.id)),
+  app.get(
+    '/accounts/:id',
+    { schema: doc('showAccount', 'Show an account', { params: Id }) },
+    async (request) => unwrap(await s(request).accounts.get(request.params.id)),
   );
 
   app.patch(
     '/accounts/:id',
     {
-      schema: doc('Update an account (closing revokes every key)', {
+      schema: doc('updateAccount', 'Update an account (closing revokes every key)', {
         params: Id,
         body: Type.Object(
           {

@@ -10,12 +10,16 @@ export function adminAuditRoutes(app: AdminApp, s: ActAs): void {
   app.get(
     '/audit',
     {
-      schema: doc('The audit trail of admin actions, oldest first (an unknown account_id is 404)', {
-        querystring: Type.Object(
-          { ...PageQuery.properties, account_id: Type.Optional(Type.String({ maxLength: 100 })) },
-          strict,
-        ),
-      }),
+      schema: doc(
+        'listAuditEvents',
+        'The audit trail of admin actions, oldest first (an unknown account_id is 404)',
+        {
+          querystring: Type.Object(
+            { ...PageQuery.properties, account_id: Type.Optional(Type.String({ maxLength: 100 })) },
+            strict,
+          ),
+        },
+      ),
     },
     async (request) => {
       const q = request.query;

@@ -25,8 +25,13 @@ export type AdminApp = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** A route's schema: its own parts (typed: the handler's request is inferred from them) and the shared ones. */
-export const doc = <S extends object>(summary: string, extra: S = {} as S) => ({
+/**
+ * A route's schema: its own parts (typed: the handler's request is inferred from them) and the shared ones.
+ * `operationId` (camelCase, stable: generated clients name their methods after it) is given here so
+ * no admin route can go without one.
+ */
+export const doc = <S extends object>(operationId: string, summary: string, extra: S = {} as S) => ({
+  operationId,
   tags: ['admin'],
   summary,
   security: [{ adminToken: [] }],

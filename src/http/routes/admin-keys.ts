@@ -10,7 +10,7 @@ export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/accounts/:id/keys',
     {
-      schema: doc('Create an API key (the key is in this answer only)', {
+      schema: doc('createKey', 'Create an API key (the key is in this answer only)', {
         params: Id,
         body: Type.Optional(Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })) }, strict)),
       }),
@@ -23,13 +23,15 @@ export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
 
   app.get(
     '/accounts/:id/keys',
-    { schema: doc("List an account's keys", { params: Id }) },
+    { schema: doc('listKeys', "List an account's keys", { params: Id }) },
     async (request) => ({
       data: unwrap(await s(request).keys.list(request.params.id)),
     }),
   );
 
-  app.delete('/keys/:key_id', { schema: doc('Revoke a key', { params: KeyIdParam }) }, async (request) =>
-    unwrap(await s(request).keys.revoke(request.params.key_id)),
+  app.delete(
+    '/keys/:key_id',
+    { schema: doc('revokeKey', 'Revoke a key', { params: KeyIdParam }) },
+    async (request) => unwrap(await s(request).keys.revoke(request.params.key_id)),
   );
 }

@@ -7,14 +7,14 @@ import { unwrap } from '../auth.js';
 import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
 
 export function adminPlanRoutes(app: AdminApp, s: ActAs): void {
-  app.get('/plans', { schema: doc('The plan catalogue') }, async (request) => ({
+  app.get('/plans', { schema: doc('listPlans', 'The plan catalogue') }, async (request) => ({
     data: await s(request).plans.list(),
   }));
 
   app.put(
     '/plans/:id',
     {
-      schema: doc('Create or replace a plan', {
+      schema: doc('setPlan', 'Create or replace a plan', {
         params: Id,
         body: Type.Object(
           {

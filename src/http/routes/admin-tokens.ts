@@ -10,7 +10,7 @@ export function adminTokenRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/accounts/:id/tokens',
     {
-      schema: doc('Grant, charge or adjust tokens (idempotent by key)', {
+      schema: doc('recordTokens', 'Grant, charge or adjust tokens (idempotent by key)', {
         params: Id,
         body: Type.Object(
           {
@@ -32,7 +32,7 @@ export function adminTokenRoutes(app: AdminApp, s: ActAs): void {
 
   app.get(
     '/accounts/:id/tokens',
-    { schema: doc('The token ledger', { params: Id, querystring: PageQuery }) },
+    { schema: doc('listTokenLedger', 'The token ledger', { params: Id, querystring: PageQuery }) },
     async (request) => {
       const [limit, after] = pageOf(request.query);
       return {

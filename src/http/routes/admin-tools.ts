@@ -9,18 +9,20 @@ import { type ActAs, type AdminApp, doc } from './admin-doc.js';
 const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });
 
 export function adminToolRoutes(app: AdminApp, s: ActAs): void {
-  app.get('/tools', { schema: doc('The tool catalogue, by name') }, async (request) => ({
+  app.get('/tools', { schema: doc('listTools', 'The tool catalogue, by name') }, async (request) => ({
     data: await s(request).catalogue.list(),
   }));
 
-  app.get('/tools/:name', { schema: doc('Show a catalogue tool', { params: Name }) }, async (request) =>
-    unwrap(await s(request).catalogue.get(request.params.name)),
+  app.get(
+    '/tools/:name',
+    { schema: doc('showTool', 'Show a catalogue tool', { params: Name }) },
+    async (request) => unwrap(await s(request).catalogue.get(request.params.name)),
   );
 
   app.put(
     '/tools/:name',
     {
-      schema: doc('Create or replace a catalogue tool (refused whole, every problem listed)', {
+      schema: doc('setTool', 'Create or replace a catalogue tool (refused whole, every problem listed)', {
         params: Name,
         // Checked by the catalogue's own rules, which list every problem with its member path.
         body: Type.Unknown(),
@@ -32,14 +34,16 @@ export function adminToolRoutes(app: AdminApp, s: ActAs): void {
     },
   );
 
-  app.delete('/tools/:name', { schema: doc('Remove a catalogue tool', { params: Name }) }, async (request) =>
-    unwrap(await s(request).catalogue.remove(request.params.name)),
+  app.delete(
+    '/tools/:name',
+    { schema: doc('removeTool', 'Remove a catalogue tool', { params: Name }) },
+    async (request) => unwrap(await s(request).catalogue.remove(request.params.name)),
   );
 
   app.post(
     '/keys/verify',
     {
-      schema: doc('Verify an API key for a tool served elsewhere (200 either way)', {
+      schema: doc('verifyKey', 'Verify an API key for a tool served elsewhere (200 either way)', {
         body: Type.Object({ key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
       }),
     },

@@ -11,7 +11,7 @@ export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/accounts/:id/usage',
     {
-      schema: doc('Check and consume fair use atomically (idempotent by key)', {
+      schema: doc('recordUsage', 'Check and consume fair use atomically (idempotent by key)', {
         params: Id,
         // Also how the answer is serialised: a compiled serialiser, not JSON.stringify.
         response: { 200: UsageAnswerSchema, '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
@@ -39,23 +39,27 @@ export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
   app.get(
     '/accounts/:id/usage/history',
     {
-      schema: doc("An account's usage history for every key at once, by day, key or tool", {
-        params: Id,
-        // Only shapes here: what a day is, the range and the groupings are the service's rules,
-        // so the API and the CLI refuse the same things with the same messages.
-        querystring: Type.Object(
-          {
-            from: Type.Optional(
-              Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: to - 29 days)' }),
-            ),
-            to: Type.Optional(
-              Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: today, UTC)' }),
-            ),
-            by: Type.Optional(Type.String({ maxLength: 20, description: 'day (default), key or tool' })),
-          },
-          strict,
-        ),
-      }),
+      schema: doc(
+        'showUsageHistory',
+        "An account's usage history for every key at once, by day, key or tool",
+        {
+          params: Id,
+          // Only shapes here: what a day is, the range and the groupings are the service's rules,
+          // so the API and the CLI refuse the same things with the same messages.
+          querystring: Type.Object(
+            {
+              from: Type.Optional(
+                Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: to - 29 days)' }),
+              ),
+              to: Type.Optional(
+                Type.String({ maxLength: 20, description: 'YYYY-MM-DD (default: today, UTC)' }),
+              ),
+              by: Type.Optional(Type.String({ maxLength: 20, description: 'day (default), key or tool' })),
+            },
+            strict,
+          ),
+        },
+      ),
     },
     async (request) => unwrap(await s(request).billing.history(request.params.id, request.query)),
   );

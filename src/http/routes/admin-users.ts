@@ -10,7 +10,7 @@ export function adminUserRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/accounts/:id/users',
     {
-      schema: doc('Add a user', {
+      schema: doc('addUser', 'Add a user', {
         params: Id,
         body: Type.Object(
           {
@@ -29,13 +29,15 @@ export function adminUserRoutes(app: AdminApp, s: ActAs): void {
 
   app.get(
     '/accounts/:id/users',
-    { schema: doc("List an account's users", { params: Id }) },
+    { schema: doc('listUsers', "List an account's users", { params: Id }) },
     async (request) => ({
       data: unwrap(await s(request).users.list(request.params.id)),
     }),
   );
 
-  app.delete('/users/:user_id', { schema: doc('Remove a user', { params: UserIdParam }) }, async (request) =>
-    unwrap(await s(request).users.remove(request.params.user_id)),
+  app.delete(
+    '/users/:user_id',
+    { schema: doc('removeUser', 'Remove a user', { params: UserIdParam }) },
+    async (request) => unwrap(await s(request).users.remove(request.params.user_id)),
   );
 }

@@ -15,7 +15,7 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
   app.post(
     '/webhooks',
     {
-      schema: doc('Add a webhook endpoint (its signing secret is in this answer only)', {
+      schema: doc('addWebhook', 'Add a webhook endpoint (its signing secret is in this answer only)', {
         body: Type.Object(
           {
             url: Type.String({ maxLength: 2000 }),
@@ -33,27 +33,29 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
   app.get(
     '/webhooks',
     {
-      schema: doc("The webhook endpoints (global and every account's, or one account's)", {
+      schema: doc('listWebhooks', "The webhook endpoints (global and every account's, or one account's)", {
         querystring: Type.Object({ account_id: Type.Optional(Type.String({ maxLength: 100 })) }, strict),
       }),
     },
     async (request) => ({ data: unwrap(await s(request).webhooks.list(request.query.account_id)) }),
   );
 
-  app.get('/webhooks/:id', { schema: doc('Show a webhook endpoint', { params: Id }) }, async (request) =>
-    unwrap(await s(request).webhooks.get(request.params.id)),
+  app.get(
+    '/webhooks/:id',
+    { schema: doc('showWebhook', 'Show a webhook endpoint', { params: Id }) },
+    async (request) => unwrap(await s(request).webhooks.get(request.params.id)),
   );
 
   app.delete(
     '/webhooks/:id',
-    { schema: doc('Remove a webhook endpoint and its deliveries', { params: Id }) },
+    { schema: doc('removeWebhook', 'Remove a webhook endpoint and its deliveries', { params: Id }) },
     async (request) => unwrap(await s(request).webhooks.remove(request.params.id)),
   );
 
   app.get(
     '/webhooks/:id/deliveries',
     {
-      schema: doc("A webhook endpoint's deliveries, oldest first", {
+      schema: doc('listWebhookDeliveries', "A webhook endpoint's deliveries, oldest first", {
         params: Id,
         querystring: Type.Object(
           {
@@ -80,7 +82,11 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
 
   app.post(
     '/webhook-deliveries/:id/replay',
-    { schema: doc('Send a delivery again now, with a fresh retry schedule', { params: Id }) },
+    {
+      schema: doc('replayWebhookDelivery', 'Send a delivery again now, with a fresh retry schedule', {
+        params: Id,
+      }),
+    },
     async (request) => unwrap(await s(request).webhooks.replay(request.params.id)),
   );
 }

@@ -1,18 +1,39 @@
-/** @module Operational routes: liveness, readiness, and the OpenAPI document generated from the route schemas. */
+/**
+ * @module Operational routes: a pointer for people at `/`, liveness, readiness, and the OpenAPI
+ * document generated from the route schemas.
+ */
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import type { Store } from '../../store/store.js';
 import type { ServedCatalogue } from '../../tools/catalogue.js';
 import { OpenApiDocument } from '../openapi.js';
+import { ErrorBodySchema } from '../schemas.js';
+
+/** What `GET /` answers: someone who opens the server's address in a browser learns where to go. */
+const ROOT = {
+  service: 'toolgate',
+  tools:
+    'POST /api/v1/tools/<tool> with Authorization: Bearer <API key>; the same tools over MCP at POST /mcp',
+  openapi: '/openapi.json',
+  health: '/healthz',
+  docs: 'docs/api.md (the HTTP contract) and docs/operations.md (running toolgate) in the toolgate distribution',
+} as const;
+
+// The probes take no credentials (a load balancer calls them), and answer 200 or 503.
+const probe = { security: [], tags: ['operations'] };
 
 export async function metaRoutes(app: FastifyInstance, opts: { store: Store; catalogue?: ServedCatalogue }) {
   app.get(
     '/healthz',
     {
       schema: {
-        tags: ['operations'],
+        ...probe,
+        operationId: 'checkHealth',
         summary: 'Liveness and store reachability (503 unavailable when the store is down)',
-        response: { 200: Type.Object({ status: Type.Literal('ok'), store: Type.String() }) },
+        response: {
+          200: Type.Object({ status: Type.Literal('ok'), store: Type.String() }),
+          503: ErrorBodySchema,
+        },
       },
     },
     async () => {
@@ -24,9 +45,13 @@ export async function metaRoutes(app: FastifyInstance, opts: { store: Store; cat
     '/readyz',
     {
       schema: {
-        tags: ['operations'],
+        ...probe,
+        operationId: 'checkReadiness',
         summary: 'Readiness: whether the store accepts writes (503 unavailable while it refuses them)',
-        response: { 200: Type.Object({ status: Type.Literal('ready'), store: Type.String() }) },
+        response: {
+          200: Type.Object({ status: Type.Literal('ready'), store: Type.String() }),
+          503: ErrorBodySchema,
+        },
       },
     },
     async () => {
@@ -34,6 +59,7 @@ export async function metaRoutes(app: FastifyInstance, opts: { store: Store; cat
       return { status: 'ready' as const, store: opts.store.backend };
     },
   );
+  app.get('/', { schema: { hide: true } }, async () => ROOT);
   const openapi = new OpenApiDocument(() => app.swagger() as Record<string, unknown>, opts.catalogue);
   app.get('/openapi.json', { schema: { hide: true } }, async () => openapi.current());
 }
