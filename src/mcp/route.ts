@@ -16,7 +16,7 @@ import { keyAuthentication } from '../http/key-auth.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../service/index.js';
 import type { Caller, ToolCalls } from '../tools/call.js';
-import { FastPath } from './fast-path.js';
+import type { FastPath } from './fast-path.js';
 import { originAllowed } from './origin.js';
 import type { McpEngine } from './sdk-engine.js';
 
@@ -33,7 +33,13 @@ export async function mcpRoutes(
   },
 ) {
   const { services, calls } = opts;
-  const fast = opts.fastPath === false ? undefined : new FastPath(calls);
+  // Loaded with the first MCP request, as the SDK it validates with: a server whose callers never
+  // use MCP holds neither (some 10 MiB of memory).
+  let fast: FastPath | undefined;
+  const fastOf = async () => {
+    fast ??= new (await import('./fast-path.js')).FastPath(calls);
+    return fast;
+  };
   const onerror = (err: Error) => app.log.warn({ err: { message: err.message } }, 'mcp request refused');
   let engine: Promise<McpEngine> | undefined;
   const engineOf = () => {
@@ -103,7 +109,10 @@ export async function mcpRoutes(
         startedAt: request.startedAt,
         refusal: request.refusal,
       };
-      const hot = fast?.answer(body, request.headers, caller);
+      const hot =
+        opts.fastPath === false
+          ? undefined
+          : (fast ?? (await fastOf())).answer(body, request.headers, caller);
       if (hot) {
         const answer = hot instanceof Promise ? await hot : hot;
         return reply.code(answer.status).header('content-type', 'application/json').send(answer.json);
