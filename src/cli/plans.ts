@@ -1,5 +1,6 @@
 /** @module `toolgate plans`: the plan catalogue, and changing a plan's limits and subscription. */
 import { type Command, InvalidArgumentError } from 'commander';
+import { parseSlot, planSlots, slotName } from '../domain/plans.js';
 import type { PlanView, Subscription } from '../service/plans.js';
 import { withServices } from './context.js';
 import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
@@ -18,9 +19,14 @@ export function registerPlans(program: Command): void {
 
   plans
     .command('set')
-    .description('create a plan (naming every limit) or change some limits of an existing one')
+    .description(
+      'create a plan or change some limits of an existing one; a plan metering enrich or search names all six default limits',
+    )
     .argument('<plan-id>')
-    .argument('[limits...]', 'limits such as enrich.records.5h=1000 search.requests.5h=2500')
+    .argument(
+      '[limits...]',
+      '<category>.<unit>.<window>=<n> such as enrich.records.5h=1000 or scrape.pages.1d=2000 (window <n>m, h, d or w); =none removes one',
+    )
     .option('--unlimited', 'accounts on this plan are unlimited (no token charges)')
     .option('--no-unlimited', 'accounts on this plan pay tokens')
     .option(
@@ -57,7 +63,15 @@ function subscriptionSetting(value: string): 'monthly' | 'none' {
   }
 }
 
+/** The defaults' columns as the seed system shows them ('-' where a plan has none), then any meter of the operator's. */
 function plansTable(list: PlanView[]): string {
+  const limit = (p: PlanView, c: string, u: string, w: string) => p.limits[c]?.[u]?.[w] ?? '-';
+  const others = (p: PlanView) =>
+    planSlots(p.limits)
+      .filter((slot) => !parseSlot(slotName(slot)))
+      .map((slot) => `${slotName(slot)}=${limit(p, slot.category, slot.unit, slot.window)}`)
+      .join(' ');
+  const withOthers = list.some((p) => others(p) !== '');
   return table(
     [
       'plan',
@@ -67,15 +81,17 @@ function plansTable(list: PlanView[]): string {
       'enrich requests 5h',
       'search records 5h/1w',
       'search requests 5h',
+      ...(withOthers ? ['other meters'] : []),
     ],
     list.map((p) => [
       p.id,
       p.unlimited ? 'yes' : 'no',
       p.subscription ?? 'none',
-      `${p.limits.enrich.records['5h']}/${p.limits.enrich.records['1w']}`,
-      p.limits.enrich.requests['5h'],
-      `${p.limits.search.records['5h']}/${p.limits.search.records['1w']}`,
-      p.limits.search.requests['5h'],
+      `${limit(p, 'enrich', 'records', '5h')}/${limit(p, 'enrich', 'records', '1w')}`,
+      limit(p, 'enrich', 'requests', '5h'),
+      `${limit(p, 'search', 'records', '5h')}/${limit(p, 'search', 'records', '1w')}`,
+      limit(p, 'search', 'requests', '5h'),
+      ...(withOthers ? [others(p)] : []),
     ]),
   );
 }

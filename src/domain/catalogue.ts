@@ -30,6 +30,11 @@ const MAX_DESCRIPTION = 4000;
 
 export interface ToolMetering {
   category: Category;
+  /**
+   * The unit of the counted amount (records_pointer's count): `records` when absent, or a unit the
+   * operator names (`pages`); the plan's limits of that unit in the category meter it.
+   */
+  unit?: string;
   records_pointer: string;
   expected_records_pointer: string | null;
   tokens_per_call: number;
@@ -64,7 +69,7 @@ const NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const TOOL_MEMBERS = ['name', 'description', 'input_schema', 'upstream', 'metering'];
 const UPSTREAM_MEMBERS = ['url', 'timeout_ms', 'max_response_bytes', 'headers'];
 const METERING_MEMBERS =
-  'category records_pointer expected_records_pointer tokens_per_call tokens_per_record'.split(' ');
+  'category unit records_pointer expected_records_pointer tokens_per_call tokens_per_record'.split(' ');
 
 type Obj = Record<string, unknown>;
 
@@ -235,10 +240,22 @@ class Checker {
     this.unknownMembers(value, METERING_MEMBERS, path);
     const category = value.category;
     const known = typeof category === 'string' && isCategory(category);
-    const categoryProblem = category === undefined ? 'is required' : 'must be "enrich" or "search"';
+    const categoryProblem =
+      category === undefined
+        ? 'is required'
+        : 'must be a category name: [a-z][a-z0-9_]{0,31}, such as enrich';
     if (!known) this.add(child(path, 'category'), categoryProblem);
+    const unit = value.unit;
+    const goodUnit =
+      unit === undefined || (typeof unit === 'string' && isCategory(unit) && unit !== 'requests');
+    if (!goodUnit)
+      this.add(
+        child(path, 'unit'),
+        'must be a unit name: [a-z][a-z0-9_]{0,31}, such as records or pages (not requests: every call is one)',
+      );
     return {
       category: known ? category : 'enrich',
+      ...(goodUnit && typeof unit === 'string' ? { unit } : {}),
       records_pointer: this.pointer(value, 'records_pointer', path, '/results') ?? '/results',
       expected_records_pointer: this.pointer(value, 'expected_records_pointer', path, null),
       tokens_per_call: this.integer(value, 'tokens_per_call', path, 0, MAX_TOKENS, 0),

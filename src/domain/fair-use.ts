@@ -5,15 +5,7 @@
  */
 import { type EpochSeconds, isoSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
-import {
-  CATEGORIES,
-  type Category,
-  limitOf,
-  type PlanLimits,
-  type Unit,
-  WINDOW_SECONDS,
-  type WindowKey,
-} from './plans.js';
+import { type Category, type PlanLimits, type Unit, type WindowKey, windowSeconds } from './plans.js';
 
 export interface WindowSlot {
   category: Category;
@@ -35,11 +27,26 @@ export interface WindowView {
   resets_at: string | null;
 }
 
-export type FairUseView = Record<
-  Category,
-  { records: { '5h': WindowView; '1w': WindowView }; requests: { '5h': WindowView } }
->;
+/** A category's windows by unit and window, in the plan's order. */
+export type CategoryView = Record<Unit, Record<WindowKey, WindowView>>;
+/** Every category's windows, in the plan's order. */
+export type MetersView = Record<Category, CategoryView>;
 
+/** A category as the default plans have it: the shape the seed system's clients are typed for. */
+export interface DefaultCategoryView {
+  records: { '5h': WindowView; '1w': WindowView };
+  requests: { '5h': WindowView };
+}
+/**
+ * get_account's `fair_use`, typed as the default plans answer it (the client's hand-written types
+ * match it); a plan of the operator's own meters answers its own members by the same rule (MetersView).
+ */
+export type FairUseView = Record<'enrich' | 'search', DefaultCategoryView>;
+
+/**
+ * `metadata.fair_use`, typed as the default plans answer it: `records_remaining_<window>` and
+ * `records_reset_<window>` of each records window of the category, in the plan's order.
+ */
 export interface FairUseMetadata {
   records_remaining_5h: number;
   records_reset_5h: string;
@@ -54,10 +61,8 @@ export interface Increment extends WindowSlot {
   lengthSeconds: number;
 }
 
-export interface Amounts {
-  records: number;
-  requests: number;
-}
+/** What a consumption counts, by unit (`records`, `requests`, or a unit of the operator's). */
+export type Amounts = Readonly<Record<Unit, number>>;
 
 /** The most one consumption may carry in a unit: far above any plan, far below float trouble. */
 export const MAX_AMOUNT = 1_000_000_000;
@@ -95,15 +100,20 @@ export function viewWindow(limit: number, state: WindowState | undefined, now: E
   };
 }
 
+function stateOf(states: readonly WindowState[], category: Category, unit: Unit, window: WindowKey) {
+  for (const s of states) if (s.category === category && s.unit === unit && s.window === window) return s;
+  return undefined;
+}
+
+/** Every category, unit and window of the plan, in the plan's order. */
 export function fairUseView(
   limits: PlanLimits,
   states: readonly WindowState[],
   now: EpochSeconds,
 ): FairUseView {
-  return {
-    enrich: categoryView(limits, states, 'enrich', now),
-    search: categoryView(limits, states, 'search', now),
-  };
+  const view: MetersView = {};
+  for (const category of Object.keys(limits)) view[category] = categoryView(limits, states, category, now);
+  return view as unknown as FairUseView;
 }
 
 /** One category of the fair-use view (a consumption's answer shows only its own). */
@@ -112,95 +122,137 @@ export function categoryView(
   states: readonly WindowState[],
   category: Category,
   now: EpochSeconds,
-): FairUseView[Category] {
-  let records5h: WindowState | undefined;
-  let records1w: WindowState | undefined;
-  let requests5h: WindowState | undefined;
-  for (const s of states) {
-    if (s.category !== category) continue;
-    if (s.unit === 'records') {
-      if (s.window === '5h') records5h = s;
-      else records1w = s;
-    } else requests5h = s;
+): CategoryView {
+  const view: CategoryView = {};
+  const units = limits[category];
+  if (!units) return view;
+  for (const unit of Object.keys(units)) {
+    const windows = units[unit]!;
+    const byWindow: Record<WindowKey, WindowView> = {};
+    for (const window of Object.keys(windows))
+      byWindow[window] = viewWindow(windows[window]!, stateOf(states, category, unit, window), now);
+    view[unit] = byWindow;
   }
-  return {
-    records: {
-      '5h': viewWindow(limitOf(limits, category, 'records', '5h'), records5h, now),
-      '1w': viewWindow(limitOf(limits, category, 'records', '1w'), records1w, now),
-    },
-    requests: { '5h': viewWindow(limitOf(limits, category, 'requests', '5h'), requests5h, now) },
-  };
+  return view;
 }
 
-/** `metadata.fair_use`: a category's records windows; a window not running resets a full length from now. */
+/**
+ * `metadata.fair_use`: a category's records windows, in the plan's order (none: empty); a window
+ * not running resets a full length from now.
+ */
 export function fairUseMetadata(
   limits: PlanLimits,
   states: readonly WindowState[],
   category: Category,
   now: EpochSeconds,
 ): FairUseMetadata {
-  const part = (window: WindowKey) => {
-    const state = states.find((s) => sameSlot(s, { category, unit: 'records', window }));
-    const limit = limitOf(limits, category, 'records', window);
-    return isRunning(state, now)
-      ? { remaining: Math.max(0, limit - state.used), reset: isoSeconds(state.endsAt) }
-      : { remaining: limit, reset: isoSeconds(now + WINDOW_SECONDS[window]) };
-  };
-  const h5 = part('5h');
-  const w1 = part('1w');
-  return {
-    records_remaining_5h: h5.remaining,
-    records_reset_5h: h5.reset,
-    records_remaining_1w: w1.remaining,
-    records_reset_1w: w1.reset,
-  };
+  const meta: Record<string, number | string> = {};
+  const windows = Object.hasOwn(limits, category) ? limits[category]!.records : undefined;
+  if (!windows) return meta as unknown as FairUseMetadata;
+  for (const window of Object.keys(windows)) {
+    const limit = windows[window]!;
+    const state = stateOf(states, category, 'records', window);
+    const running = isRunning(state, now);
+    meta[`records_remaining_${window}`] = running ? Math.max(0, limit - state.used) : limit;
+    meta[`records_reset_${window}`] = isoSeconds(running ? state.endsAt : now + windowSeconds(window)!);
+  }
+  return meta as unknown as FairUseMetadata;
 }
 
-export function validateAmounts(category: string, records: unknown, requests: unknown): Result<Amounts> {
-  if (!(CATEGORIES as readonly string[]).includes(category)) {
-    return fail(
-      'invalid_arguments',
-      `category must be one of ${CATEGORIES.join(', ')} (got "${category.slice(0, 40)}").`,
-    );
-  }
-  for (const [name, value] of [
-    ['records', records],
-    ['requests', requests],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_AMOUNT) {
-      return fail('invalid_arguments', `${name} must be a whole number from 0 to ${MAX_AMOUNT}.`);
-    }
-  }
-  if (records === 0 && requests === 0)
-    return fail('invalid_arguments', 'Nothing to record: records and requests are both 0.');
-  return ok({ records: records as number, requests: requests as number });
+/** The plan's first category: the one get_account's `metadata.fair_use` summarises. */
+export function firstCategory(limits: PlanLimits): Category {
+  for (const category in limits) return category;
+  return '';
 }
 
 /**
- * The windows a consumption touches: every window of each unit it uses, in the order of UNITS and
- * UNIT_WINDOWS. Written out slot by slot: on the metering path, lookups by a variable key
- * (`limits[category][unit][window]`) cost more than the rest of it.
+ * The shapes of a consumption's amounts: whole numbers from 0 to MAX_AMOUNT, not all 0. Whether the
+ * plan knows the category and units is for checkKnown, once the account is read.
  */
-export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
-  const l = category === 'enrich' ? limits.enrich : limits.search;
-  const increments: Increment[] = [];
-  const { records, requests } = amounts;
-  if (records > 0) {
-    increments.push(increment(category, 'records', '5h', records, l.records['5h']));
-    increments.push(increment(category, 'records', '1w', records, l.records['1w']));
+export function validateAmounts(category: string, amounts: Record<Unit, unknown>): Result<Amounts> {
+  if (typeof category !== 'string' || category.length === 0)
+    return fail('invalid_arguments', 'category must be a category of the plan, such as enrich.');
+  const checked: Record<Unit, number> = {};
+  let total = 0;
+  for (const [name, value] of Object.entries(amounts)) {
+    if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_AMOUNT) {
+      return fail('invalid_arguments', `${name} must be a whole number from 0 to ${MAX_AMOUNT}.`);
+    }
+    checked[name] = value as number;
+    total += value as number;
   }
-  if (requests > 0) increments.push(increment(category, 'requests', '5h', requests, l.requests['5h']));
-  return increments;
+  if (total === 0) return fail('invalid_arguments', 'Nothing to record: every amount is 0.');
+  return ok(checked);
 }
 
-function increment(
-  category: Category,
-  unit: Unit,
-  window: WindowKey,
-  amount: number,
-  limit: number | undefined,
-): Increment {
-  return { category, unit, window, amount, limit: limit ?? 0, lengthSeconds: WINDOW_SECONDS[window] };
+/**
+ * The plan knows the category, and each unit given an amount (besides requests, counted only where
+ * the plan limits them); else the refusal names the ones it knows.
+ */
+export function checkKnown(limits: PlanLimits, category: Category, amounts: Amounts): Result<void> {
+  const units = Object.hasOwn(limits, category) ? limits[category] : undefined;
+  if (!units)
+    return fail(
+      'invalid_arguments',
+      `category must be one of ${Object.keys(limits).join(', ')} (got "${category.slice(0, 40)}").`,
+    );
+  for (const unit of Object.keys(amounts)) {
+    if (unit === 'requests' || amounts[unit] === 0 || Object.hasOwn(units, unit)) continue;
+    return fail(
+      'invalid_arguments',
+      `unit must be one of ${Object.keys(units).join(', ')} for ${category} (got "${unit.slice(0, 40)}").`,
+    );
+  }
+  return ok(undefined);
+}
+
+interface CompiledSlot {
+  unit: Unit;
+  window: WindowKey;
+  limit: number;
+  lengthSeconds: number;
+}
+
+/** Each plan's slots by category, made once per limits object (a plan read again is a new one). */
+const compiled = new WeakMap<PlanLimits, Map<Category, CompiledSlot[]>>();
+
+function slotsOf(limits: PlanLimits, category: Category): CompiledSlot[] {
+  let byCategory = compiled.get(limits);
+  if (!byCategory) {
+    byCategory = new Map();
+    compiled.set(limits, byCategory);
+  }
+  let slots = byCategory.get(category);
+  if (!slots) {
+    slots = [];
+    const units = Object.hasOwn(limits, category) ? limits[category]! : {};
+    for (const unit of Object.keys(units))
+      for (const window of Object.keys(units[unit]!))
+        slots.push({ unit, window, limit: units[unit]![window]!, lengthSeconds: windowSeconds(window)! });
+    byCategory.set(category, slots);
+  }
+  return slots;
+}
+
+/**
+ * The windows a consumption touches: every window the plan limits of each unit it counts, in the
+ * plan's order. A unit or category the plan does not limit is not metered.
+ */
+export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
+  const increments: Increment[] = [];
+  for (const s of slotsOf(limits, category)) {
+    const amount = amounts[s.unit];
+    if (amount === undefined || amount <= 0) continue;
+    increments.push({
+      category,
+      unit: s.unit,
+      window: s.window,
+      amount,
+      limit: s.limit,
+      lengthSeconds: s.lengthSeconds,
+    });
+  }
+  return increments;
 }
 
 export interface Exceeded {

@@ -34,28 +34,58 @@ export const WindowSchema = Type.Object({
   }),
 });
 
-export const CategoryFairUseSchema = Type.Object({
-  records: Type.Object({ '5h': WindowSchema, '1w': WindowSchema }),
-  requests: Type.Object({ '5h': WindowSchema }),
-});
+/** A category's windows by unit and window, of any meter a plan names. */
+const MeterCategorySchema = Type.Record(Type.String(), Type.Record(Type.String(), WindowSchema));
 
-export const FairUseSchema = Type.Object({ enrich: CategoryFairUseSchema, search: CategoryFairUseSchema });
+/** A default category; a plan may add units and windows of its own beside the spec's. */
+export const CategoryFairUseSchema = Type.Object(
+  {
+    records: Type.Object({ '5h': WindowSchema, '1w': WindowSchema }, { additionalProperties: WindowSchema }),
+    requests: Type.Object({ '5h': WindowSchema }, { additionalProperties: WindowSchema }),
+  },
+  { additionalProperties: Type.Record(Type.String(), WindowSchema) },
+);
 
-export const FairUseMetadataSchema = Type.Object({
-  records_remaining_5h: Type.Integer({ description: 'Records remaining in the 5-hour window' }),
-  records_reset_5h: Type.String({ format: 'date-time', description: 'Reset time of the 5-hour window' }),
-  records_remaining_1w: Type.Integer({ description: 'Records remaining in the 1-week window' }),
-  records_reset_1w: Type.String({ format: 'date-time', description: 'Reset time of the 1-week window' }),
-});
+/** Every category of the plan, in its order: the defaults as the spec has them, others by the same rule. */
+export const FairUseSchema = Type.Object(
+  { enrich: Type.Optional(CategoryFairUseSchema), search: Type.Optional(CategoryFairUseSchema) },
+  { additionalProperties: MeterCategorySchema },
+);
+
+/** `records_remaining_<window>` and `records_reset_<window>` of each records window of the category. */
+export const FairUseMetadataSchema = Type.Object(
+  {
+    records_remaining_5h: Type.Optional(
+      Type.Integer({ description: 'Records remaining in the 5-hour window' }),
+    ),
+    records_reset_5h: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Reset time of the 5-hour window' }),
+    ),
+    records_remaining_1w: Type.Optional(
+      Type.Integer({ description: 'Records remaining in the 1-week window' }),
+    ),
+    records_reset_1w: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Reset time of the 1-week window' }),
+    ),
+  },
+  // A type list, not anyOf (see resets_at).
+  { additionalProperties: Type.Unsafe<number | string>({ type: ['integer', 'string'] }) },
+);
 
 /** The usage endpoint's answer: the consumption and its category's windows after it. */
 export const UsageAnswerSchema = Type.Object({
   account_id: Type.String(),
-  category: Type.String({ description: 'enrich or search' }),
-  recorded: Type.Object({ records: Type.Integer(), requests: Type.Integer() }),
+  category: Type.String({ description: 'A category of the plan' }),
+  recorded: Type.Object(
+    { records: Type.Optional(Type.Integer()), requests: Type.Optional(Type.Integer()) },
+    { additionalProperties: Type.Integer(), description: 'The amounts counted, by unit' },
+  ),
   fair_use: Type.Object(
     { enrich: Type.Optional(CategoryFairUseSchema), search: Type.Optional(CategoryFairUseSchema) },
-    { description: 'The windows of the category consumed, after the consumption' },
+    {
+      additionalProperties: MeterCategorySchema,
+      description: 'The windows of the category consumed, after the consumption',
+    },
   ),
   metadata: Type.Object({ fair_use: FairUseMetadataSchema }),
 });

@@ -9,7 +9,9 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import {
   type Amounts,
   applyConsumption,
+  type CategoryView,
   categoryView,
+  checkKnown,
   exceededFailure,
   type FairUseMetadata,
   type FairUseView,
@@ -29,7 +31,7 @@ export interface UsageAnswer {
   account_id: string;
   category: Category;
   recorded: Amounts;
-  fair_use: Partial<FairUseView>;
+  fair_use: Partial<FairUseView> | Record<Category, CategoryView>;
   metadata: { fair_use: FairUseMetadata };
 }
 
@@ -50,9 +52,40 @@ export interface MeterRequest<T> {
   audit?: AuditEntry;
 }
 
+/** The usage endpoint's and the CLI's body: `records` (and `requests`), or a `unit` and its `amount`. */
+export interface UsageInput {
+  category?: unknown;
+  records?: unknown;
+  requests?: unknown;
+  unit?: unknown;
+  amount?: unknown;
+  idempotency_key?: unknown;
+}
+
+/**
+ * The amounts a usage body names: `{records, requests}` as the seed system has them (requests 1
+ * unless given), or `{unit, amount}` (with one request too, unless given, when the unit is not
+ * requests). Either form, not both.
+ */
+function amountsOf(input: UsageInput): Result<Record<string, unknown>> {
+  if (input.unit === undefined && input.amount === undefined)
+    return ok({ records: input.records ?? 0, requests: input.requests ?? 1 });
+  if (input.records !== undefined)
+    return fail('invalid_arguments', 'Give either records or unit and amount, not both.');
+  if (typeof input.unit !== 'string' || input.unit.length === 0)
+    return fail('invalid_arguments', 'unit must name a unit of the plan, such as records or pages.');
+  if (input.amount === undefined) return fail('invalid_arguments', `amount is required with unit.`);
+  if (input.unit === 'requests') {
+    if (input.requests !== undefined)
+      return fail('invalid_arguments', 'Give requests either as requests or as the unit, not both.');
+    return ok({ requests: input.amount });
+  }
+  return ok({ [input.unit]: input.amount, requests: input.requests ?? 1 });
+}
+
 export class UsageService {
   /** Requests let through by `hold` and not yet committed, by account and category. */
-  private readonly inFlight = new Map<string, Record<Category, number>>();
+  private readonly inFlight = new Map<string, Map<Category, number>>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -65,18 +98,22 @@ export class UsageService {
    */
   record(
     accountId: string,
-    input: { category?: unknown; records?: unknown; requests?: unknown; idempotency_key?: unknown },
+    input: UsageInput,
     opts: { audit?: boolean } = {},
   ): Promise<Result<{ response: UsageAnswer; replayed: boolean }>> {
-    const amounts = validateAmounts(String(input.category), input.records ?? 0, input.requests ?? 1);
+    const given = amountsOf(input);
+    if (!given.ok) return Promise.resolve(given);
+    const category = String(input.category);
+    const amounts = validateAmounts(category, given.value);
     if (!amounts.ok) return Promise.resolve(amounts);
     const idem = validateIdempotencyKey(input.idempotency_key);
     if (!idem.ok) return Promise.resolve(idem);
-    const category = input.category as Category;
-    const meterOn = (snapshot: AccountSnapshot | undefined) =>
-      snapshot
-        ? this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true)
-        : Promise.resolve(fail('not_found', `No account "${accountId}".`));
+    const meterOn = (snapshot: AccountSnapshot | undefined) => {
+      if (!snapshot) return Promise.resolve(fail('not_found', `No account "${accountId}".`));
+      const known = checkKnown(snapshot.plan.limits, category, amounts.value);
+      if (!known.ok) return Promise.resolve(known);
+      return this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true);
+    };
     // An account in memory is metered without waiting for a read.
     const snapshot = this.deps.reads.getSnapshot(accountId);
     return snapshot instanceof Promise ? snapshot.then(meterOn) : meterOn(snapshot);
@@ -130,9 +167,7 @@ export class UsageService {
     if (refused) return refused;
     const t = now(this.deps);
     const checked =
-      requestsInFlight === 0
-        ? amounts
-        : { records: amounts.records, requests: amounts.requests + requestsInFlight };
+      requestsInFlight === 0 ? amounts : { ...amounts, requests: (amounts.requests ?? 0) + requestsInFlight };
     const check = applyConsumption(snapshot.windows, incrementsFor(plan.limits, category, checked), t);
     if (!check.ok) return exceededFailure(check.exceeded);
     if (!isUnlimited(account, plan) && tokenCost > account.tokenBalance) {
@@ -163,20 +198,23 @@ export class UsageService {
     // By the account id the snapshot holds (its hash is kept), not a key string made per call.
     const accountId = snapshot.account.id;
     const held = this.inFlight.get(accountId);
-    const already = held?.[category] ?? 0;
+    const already = held?.get(category) ?? 0;
     const checked = this.precheck(snapshot, category, amounts, tokenCost, already);
     if (!checked.ok) return checked;
-    const counts = held ?? { enrich: 0, search: 0 };
+    const counts = held ?? new Map<Category, number>();
     if (!held) this.inFlight.set(accountId, counts);
-    counts[category] = already + amounts.requests;
+    const requests = amounts.requests ?? 0;
+    counts.set(category, already + requests);
     let released = false;
     return ok({
       release: () => {
         if (released) return;
         released = true;
-        counts[category] -= amounts.requests;
+        const left = (counts.get(category) ?? 0) - requests;
+        if (left > 0) counts.set(category, left);
+        else counts.delete(category);
         // Removed only once nothing is held: a later hold then starts a fresh entry.
-        if (counts.enrich <= 0 && counts.search <= 0) this.inFlight.delete(accountId);
+        if (counts.size === 0) this.inFlight.delete(accountId);
       },
     });
   }

@@ -82,6 +82,7 @@ export function buildServedTool(definition: ToolDefinition, deps: CatalogueToolD
     results: {},
     metered: m && {
       category: m.category,
+      unit: m.unit ?? 'records',
       expectedRecords: (args) => (expectedAt ? expectedRecords(args, expectedAt) : 0),
       tokenCost: (_args, records) => tokenCost(m, records),
     },

@@ -7,7 +7,7 @@
  */
 import Type from 'typebox';
 import { isUnlimited, statusRefusal } from '../domain/accounts.js';
-import { fairUseMetadata } from '../domain/fair-use.js';
+import { type Amounts, fairUseMetadata } from '../domain/fair-use.js';
 import { unwrap } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { FairUseMetadataSchema } from '../http/schemas.js';
@@ -83,8 +83,11 @@ async function runMetered(
 ): Promise<Ran> {
   const { usage } = ctx.deps;
   const { category } = metering;
-  const expected = { records: metering.expectedRecords?.(args) ?? 0, requests: 1 };
-  const hold = unwrap(usage.hold(snapshot, category, expected, metering.tokenCost(args, expected.records)));
+  const unit = metering.unit ?? 'records';
+  const expectedCount = metering.expectedRecords?.(args) ?? 0;
+  const hold = unwrap(
+    usage.hold(snapshot, category, counted(unit, expectedCount), metering.tokenCost(args, expectedCount)),
+  );
   let committed: Awaited<ReturnType<typeof usage.meter>>;
   let outcome: Outcome | undefined;
   try {
@@ -100,7 +103,7 @@ async function runMetered(
     committed = await usage.meter({
       snapshot,
       category,
-      amounts: { records, requests: 1 },
+      amounts: counted(unit, records),
       tokenCost: cost,
       reason: tool.name,
       render: (windows, now, balanceAfter) => {
@@ -118,6 +121,12 @@ async function runMetered(
     hold.release();
   }
   return { out: unwrap(committed).response, outcome };
+}
+
+/** A call's amounts: what it counted, in the tool's unit, and the one request every call is. */
+function counted(unit: string, amount: number): Amounts {
+  // A literal for the usual unit: a computed key costs a dictionary-mode object per call.
+  return unit === 'records' ? { records: amount, requests: 1 } : { [unit]: amount, requests: 1 };
 }
 
 /** The balance after the call: -1 when unlimited, the charge's balance when charged, else the account's. */

@@ -57,6 +57,8 @@ export interface AccountTool extends ToolBase {
 
 export interface Metering {
   category: Category;
+  /** The unit the counted amount is in (`metering.unit`); records when absent. */
+  unit?: string;
   /** Records the call may return, checked against fair use before the tool runs (default 0). */
   expectedRecords?(args: unknown): number;
   /** Tokens a hit costs once it returned `records` records (a miss costs none; unlimited accounts pay nothing). */

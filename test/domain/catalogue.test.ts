@@ -100,6 +100,15 @@ describe('parseCatalogue', () => {
     expect(toolOf({ ...minimal, metering: null }).metering).toBeNull();
   });
 
+  it("keeps a category and unit of the operator's own, and refuses bad names", () => {
+    const tool = toolOf({ ...minimal, metering: { category: 'scrape', unit: 'pages' } });
+    expect(tool.metering).toMatchObject({ category: 'scrape', unit: 'pages' });
+    const problems = problemsOf({ ...minimal, metering: { category: 'scrape', unit: 'Pages!' } });
+    expect(problems).toEqual([
+      { path: '/tools/0/metering/unit', reason: expect.stringMatching(/unit name/) },
+    ]);
+  });
+
   it('refuses a bad top level', () => {
     for (const input of [null, [], 'tools', 3]) {
       expect(parseCatalogue(input)).toEqual({ ok: false, problems: [expect.objectContaining({ path: '' })] });
@@ -126,7 +135,13 @@ describe('parseCatalogue', () => {
         name: 'two',
         input_schema: 'nope',
         upstream: { url: 'https://u:p@x/#top', max_response_bytes: 1.5, headers: [] },
-        metering: { category: 'other', records_pointer: 'results', tokens_per_call: -1, per: 2 },
+        metering: {
+          category: 'Other',
+          records_pointer: 'results',
+          tokens_per_call: -1,
+          per: 2,
+          unit: 'requests',
+        },
       },
       { name: 'three', description: 'x'.repeat(4001) },
       {
@@ -147,7 +162,8 @@ describe('parseCatalogue', () => {
       ['/tools/2/upstream/url', /fragment/],
       ['/tools/2/upstream/max_response_bytes', /^must be an integer from 1 to 104857600$/],
       ['/tools/2/upstream/headers', /must be an object/],
-      ['/tools/2/metering/category', /"enrich" or "search"/],
+      ['/tools/2/metering/category', /must be a category name/],
+      ['/tools/2/metering/unit', /not requests/],
       ['/tools/2/metering/records_pointer', /JSON Pointer/],
       ['/tools/2/metering/tokens_per_call', /^must be an integer from 0 to 1000000000000$/],
       ['/tools/2/metering/per', /unknown member/],

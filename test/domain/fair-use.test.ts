@@ -3,6 +3,7 @@ import { isoSeconds } from '../../src/domain/clock.js';
 import {
   type Amounts,
   applyConsumption,
+  checkKnown,
   exceededFailure,
   fairUseMetadata,
   fairUseView,
@@ -402,23 +403,52 @@ describe('metadata.fair_use', () => {
 
 describe('validateAmounts', () => {
   it('accepts whole numbers from 0 to MAX_AMOUNT with at least one of them above 0', () => {
-    expect(validateAmounts('enrich', 7, 1)).toEqual({ ok: true, value: { records: 7, requests: 1 } });
-    expect(validateAmounts('search', 0, MAX_AMOUNT)).toEqual({
+    expect(validateAmounts('enrich', { records: 7, requests: 1 })).toEqual({
+      ok: true,
+      value: { records: 7, requests: 1 },
+    });
+    expect(validateAmounts('search', { records: 0, requests: MAX_AMOUNT })).toEqual({
       ok: true,
       value: { records: 0, requests: MAX_AMOUNT },
+    });
+    expect(validateAmounts('scrape', { pages: 3, requests: 1 })).toEqual({
+      ok: true,
+      value: { pages: 3, requests: 1 },
     });
   });
 
   it.each([
-    ['an unknown category', 'people', 1, 1],
+    ['no category', '', 1, 1],
     ['negative records', 'enrich', -1, 1],
     ['fractional records', 'enrich', 1.5, 1],
     ['records given as a string', 'enrich', '3', 1],
     ['requests above MAX_AMOUNT', 'enrich', 1, MAX_AMOUNT + 1],
     ['both amounts 0', 'enrich', 0, 0],
   ])('refuses %s', (_label, category, records, requests) => {
-    const result = validateAmounts(category, records, requests);
+    const result = validateAmounts(category, { records, requests });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.code).toBe('invalid_arguments');
+  });
+});
+
+describe('checkKnown', () => {
+  const custom = { scrape: { pages: { '1d': 10 }, requests: { '1h': 5 } } };
+
+  it('accepts a category and units the plan limits, and requests or a 0 amount anywhere', () => {
+    expect(checkKnown(LIMITS, 'enrich', { records: 1, requests: 1 }).ok).toBe(true);
+    expect(checkKnown(custom, 'scrape', { pages: 2, requests: 1 }).ok).toBe(true);
+    expect(checkKnown(custom, 'scrape', { records: 0, requests: 1 }).ok).toBe(true);
+  });
+
+  it('refuses an unknown category or unit, naming the known ones', () => {
+    const category = checkKnown(LIMITS, 'people', { records: 1 });
+    expect(!category.ok && category.error.message).toBe(
+      'category must be one of enrich, search (got "people").',
+    );
+    const unit = checkKnown(custom, 'scrape', { records: 3, requests: 1 });
+    expect(!unit.ok && unit.error.message).toBe(
+      'unit must be one of pages, requests for scrape (got "records").',
+    );
+    expect(checkKnown(custom, 'constructor', { pages: 1 }).ok).toBe(false);
   });
 });

@@ -70,14 +70,14 @@ describe('durability: SIGKILL under consumption load', () => {
         db.prepare('SELECT idempotency_key FROM usage_idempotency').all() as { idempotency_key: string }[]
       ).map((r) => r.idempotency_key),
     );
-    const used = (account: string) =>
-      (
-        db
-          .prepare(
-            "SELECT records_5h_used AS used FROM fair_use WHERE account_id = ? AND category = 'enrich'",
-          )
-          .get(account) as { used: number }
-      ).used;
+    // A row per account and category: [unit, window, startedAt, endsAt, used] of each window (migration 009).
+    const used = (account: string) => {
+      const row = db
+        .prepare("SELECT windows FROM fair_use_state WHERE account_id = ? AND category = 'enrich'")
+        .get(account) as { windows: string };
+      const windows = JSON.parse(row.windows) as [string, string, number, number, number][];
+      return windows.find(([unit, window]) => unit === 'records' && window === '5h')![4];
+    };
     const rowsOf = (account: string) =>
       (
         db.prepare('SELECT count(*) AS n FROM usage_idempotency WHERE account_id = ?').get(account) as {

@@ -74,6 +74,8 @@ async function expectUpgraded(store: Store): Promise<void> {
     applied: MIGRATIONS.slice(1).map(migrationLabel),
   });
   expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
+  // In the spec's order again, whatever order the old column kept (PostgreSQL's JSONB: 1w before 5h).
+  expect(JSON.stringify((await store.getPlan('free'))?.limits)).toBe(JSON.stringify(FREE.limits));
   expect(await windowsOf(store)).toEqual(WINDOWS);
   // The running windows go on from where they were; the one that ended starts again.
   const outcome = await store.commitUsage({

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { storeContract } from './contract.js';
+import { metersContract } from './meters-contract.js';
 import { usageHistoryContract } from './usage-history-contract.js';
 import { webhooksContract } from './webhooks-contract.js';
 
@@ -12,4 +13,5 @@ describe.skipIf(!available)('PostgreSQL backend', () => {
   catalogueContract('PostgreSQL', async () => scratchPostgresStore());
   usageHistoryContract('PostgreSQL', async () => scratchPostgresStore());
   webhooksContract('PostgreSQL', async () => scratchPostgresStore());
+  metersContract('PostgreSQL', async () => scratchPostgresStore());
 });

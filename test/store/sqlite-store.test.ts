@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { type StoreFixture, storeContract } from './contract.js';
+import { metersContract } from './meters-contract.js';
 import { usageHistoryContract } from './usage-history-contract.js';
 import { webhooksContract } from './webhooks-contract.js';
 
@@ -24,3 +25,4 @@ storeContract('SQLite', scratchSqlite);
 catalogueContract('SQLite', scratchSqlite);
 usageHistoryContract('SQLite', scratchSqlite);
 webhooksContract('SQLite', scratchSqlite);
+metersContract('SQLite', scratchSqlite);

@@ -17,9 +17,18 @@ export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
         response: { 200: UsageAnswerSchema, '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
         body: Type.Object(
           {
-            category: Type.String({ description: 'enrich or search' }),
+            category: Type.String({
+              description: 'A category of the plan: enrich, search or one of its own',
+            }),
             records: Type.Optional(Type.Integer({ minimum: 0 })),
             requests: Type.Optional(Type.Integer({ minimum: 0 })),
+            unit: Type.Optional(
+              Type.String({
+                maxLength: 32,
+                description: 'A unit of the category (with amount, instead of records)',
+              }),
+            ),
+            amount: Type.Optional(Type.Integer({ minimum: 0, description: 'The amount of unit consumed' })),
             idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           },
           strict,

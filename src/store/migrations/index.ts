@@ -7,6 +7,7 @@ import { usageHistory } from './005-usage-history.js';
 import { webhooksMigration } from './006-webhooks.js';
 import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
 import { ledgerIdempotencyIndex } from './008-ledger-idempotency-index.js';
+import { meters } from './009-meters.js';
 
 export interface Migration {
   version: number;
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly Migration[] = [
   webhooksMigration,
   fairUseOnAccounts,
   ledgerIdempotencyIndex,
+  meters,
 ];
 
 export function migrationLabel(m: Migration): string {

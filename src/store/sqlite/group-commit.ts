@@ -235,7 +235,7 @@ export class GroupCommit {
     // Before the first write: should rendering fail, only this consumption does.
     const response = c.render(windows, balanceAfter);
     try {
-      if (!this.windows.addToWindows(c)) throw new Error('a window refused its amount');
+      this.windows.writeWindows(c, windows);
       if (c.charge) {
         const charged = applyLedger(this.x, chargeEntry(c, c.charge));
         if (charged.kind !== 'applied' || charged.entry.balanceAfter !== balanceAfter)
