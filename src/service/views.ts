@@ -8,10 +8,10 @@ import {
   type FairUseView,
   fairUseMetadata,
   fairUseView,
+  firstCategory,
   isRunning,
 } from '../domain/fair-use.js';
 import type { LedgerEntry } from '../domain/ledger.js';
-import type { Category } from '../domain/plans.js';
 import type { User } from '../domain/users.js';
 import type { AccountSnapshot } from '../store/store.js';
 
@@ -71,7 +71,8 @@ export function getAccountResponse(s: AccountSnapshot, now: EpochSeconds): GetAc
   return {
     results: accountRecord(s, now),
     status: 'ok',
-    metadata: { fair_use: fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, now) },
+    // The plan's first category: enrich for the default plans.
+    metadata: { fair_use: fairUseMetadata(s.plan.limits, s.windows, firstCategory(s.plan.limits), now) },
   };
 }
 
@@ -91,7 +92,7 @@ export function getAccountParts(
   for (const w of s.windows) if (isRunning(w, now) && w.endsAt < until) until = w.endsAt;
   const head = `{"results":${JSON.stringify(accountRecord(s, now))},"status":"ok","metadata":{"fair_use":`;
   const tail = (t: EpochSeconds) =>
-    `${JSON.stringify(fairUseMetadata(s.plan.limits, s.windows, 'enrich' satisfies Category, t))}}}`;
+    `${JSON.stringify(fairUseMetadata(s.plan.limits, s.windows, firstCategory(s.plan.limits), t))}}}`;
   return { head, from: now, until, tail };
 }
 

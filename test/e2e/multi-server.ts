@@ -88,6 +88,27 @@ export function multiServerSuite(name: string, makeBackend: () => Promise<Backen
       expect(windows.requests['5h'].used).toBe(100);
     });
 
+    it("300 concurrent consumptions of a meter of the operator's own (pages a day) over both servers grant exactly 100", async () => {
+      const plan = { limits: { scrape: { pages: { '1d': 100 } } } };
+      expect((await adminCall(a.url, 'PUT', '/plans/pages', plan)).status).toBe(200);
+      const id = await newAccount({ name: 'race-pages', plan: 'pages' });
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          adminCall(i % 2 ? a.url : b.url, 'POST', `/accounts/${id}/usage`, {
+            category: 'scrape',
+            unit: 'pages',
+            amount: 1,
+          }),
+        ),
+      );
+      expect(tally(answers.map((r) => r.status))).toEqual({ 200: 100, 429: 200 });
+      for (const r of answers.filter((x) => x.status === 429)) expect(r.body.window).toBe('scrape.pages.1d');
+      const account = await adminCall(b.url, 'GET', `/accounts/${id}`);
+      expect(account.body.fair_use).toEqual({
+        scrape: { pages: { '1d': expect.objectContaining({ limit: 100, used: 100, remaining: 0 }) } },
+      });
+    });
+
     it('one idempotency key retried concurrently on both servers counts once and answers the same', async () => {
       const id = await newAccount({ name: 'idem', plan: 'hundred' });
       const body = { category: 'enrich', records: 3, idempotency_key: 'retry-me' };
