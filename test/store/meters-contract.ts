@@ -122,6 +122,31 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
       });
     });
 
+    it('records a fair_use.threshold event for a window of its own, once per crossing', async () => {
+      const withThresholds = (amount: number, now: number) =>
+        store.commitUsage({
+          accountId: acc.id,
+          increments: incrementsFor(TEAM.limits, 'scrape', { pages: amount }),
+          now,
+          render: () => null,
+          thresholds: [50, 100],
+        });
+      for (const [amount, now] of [
+        [3, T],
+        [1, T + 60],
+        [4, T + 120],
+      ] as const)
+        expect((await withThresholds(amount, now)).kind).toBe('committed');
+      const got = await store.webhooks.events({ limit: 50 });
+      expect(
+        got.map((e) => [e.data.unit, e.data.window, e.data.threshold, e.data.used, e.data.resets_at]),
+      ).toEqual([
+        ['pages', '30m', 50, 4, '2026-04-15T14:25:29Z'],
+        ['pages', '30m', 100, 8, '2026-04-15T14:25:29Z'],
+      ]);
+      expect(got[0]!.data).toMatchObject({ category: 'scrape', limit: 8, remaining: 4 });
+    });
+
     it('keeps 16 categories of 4 windows each apart', async () => {
       await store.updateAccount(acc.id, { planId: 'wide' }, T);
       for (let i = 0; i < 16; i++)
