@@ -3,13 +3,15 @@
 //
 // It exists so that a fresh clone can show a proxied, metered call end to end: toolgate does the
 // keys, rate limits, fair use, tokens and the envelope; this stands in for an operator's own data
-// service, the thing toolgate forwards to. It serves two fake tools, stores nothing and needs nothing
+// service, the thing toolgate forwards to. It serves three fake tools, stores nothing and needs nothing
 // but Node.js:
 //
 //   POST /search_people   {"title": "...", "limit": 10}   -> {"results": [people...], "status": "ok"}
 //                          title "nobody"                  -> {"results": [], "status": "not_found"}
 //   POST /company_lookup  {"domain": "acme.com"}          -> {"results": {company}, "status": "ok"}
 //                          an unknown domain               -> HTTP 404
+//   POST /fetch_pages     {"url": "...", "pages": 3}      -> {"results": [pages...], "status": "ok"}
+//                          (examples/meters.json meters it in pages a day, a meter of the operator's own)
 //
 // PORT (default 9000) picks the port (0: a free one, printed at start). When EXAMPLE_UPSTREAM_TOKEN
 // is set, every call must carry `Authorization: Bearer <EXAMPLE_UPSTREAM_TOKEN>` (the header the
@@ -60,7 +62,27 @@ function companyLookup({ domain }) {
   return [200, { results: company, status: 'ok', metadata: { source: 'example-upstream' } }];
 }
 
-const ROUTES = { '/search_people': searchPeople, '/company_lookup': companyLookup };
+/** Up to 20 made-up pages of a site, starting at `url`: one result per page fetched. */
+function fetchPages({ url, pages = 1 }) {
+  if (typeof url !== 'string' || !/^https?:\/\//.test(url)) {
+    return [400, { message: 'url must be an http or https URL' }];
+  }
+  if (!Number.isInteger(pages) || pages < 1 || pages > 20) {
+    return [400, { message: 'pages must be an integer from 1 to 20' }];
+  }
+  const results = Array.from({ length: pages }, (_, i) => ({
+    url: i === 0 ? url : `${url.replace(/\/$/, '')}/page/${i + 1}`,
+    title: `Page ${i + 1}`,
+    words: 300 + ((url.length * (i + 7)) % 900),
+  }));
+  return [200, { results, status: 'ok', metadata: { source: 'example-upstream' } }];
+}
+
+const ROUTES = {
+  '/search_people': searchPeople,
+  '/company_lookup': companyLookup,
+  '/fetch_pages': fetchPages,
+};
 
 function send(res, status, body) {
   const json = JSON.stringify(body);

@@ -76,10 +76,10 @@ export const FairUseMetadataSchema = Type.Object(
 export const UsageAnswerSchema = Type.Object({
   account_id: Type.String(),
   category: Type.String({ description: 'A category of the plan' }),
-  recorded: Type.Object(
-    { records: Type.Optional(Type.Integer()), requests: Type.Optional(Type.Integer()) },
-    { additionalProperties: Type.Integer(), description: 'The amounts counted, by unit' },
-  ),
+  // A record, not an object with records and requests named: its members go out in the order given.
+  recorded: Type.Record(Type.String(), Type.Integer(), {
+    description: 'The amounts counted, by unit: records and requests, or the unit given and requests',
+  }),
   fair_use: Type.Object(
     { enrich: Type.Optional(CategoryFairUseSchema), search: Type.Optional(CategoryFairUseSchema) },
     {
