@@ -3,10 +3,10 @@
  * same tools as /api/v1/tools through the same registry and pipeline, for the same keys, limits and
  * balances. A browser's `Origin` that is not allowed is refused first (origin.ts). The key is
  * authenticated, and its rate limit taken, before any MCP work; a missing or invalid key is an
- * HTTP 401 with `WWW-Authenticate: Bearer`. The hot messages (a single tools/call, tools/list, ping
- * or initialize) are answered by fast-path.ts; the rest by the MCP SDK (sdk-engine.ts), loaded with
- * the first such message: a server whose callers only make hot calls does not hold it (about 10
- * MiB of memory, and old-generation heap its collector would mark again and again).
+ * HTTP 401 with `WWW-Authenticate: Bearer`. The hot messages (tool calls and lists, the handshakes)
+ * are answered by fast-path.ts; the rest by the MCP SDK (sdk-engine.ts), loaded with the first such
+ * message: a server whose callers only make hot calls does not hold it (some 20-25 MiB of memory,
+ * and old-generation heap its collector would mark again and again).
  */
 
 import { Readable } from 'node:stream';
@@ -33,8 +33,7 @@ export async function mcpRoutes(
   },
 ) {
   const { services, calls } = opts;
-  // Loaded with the first MCP request, as the SDK it validates with: a server whose callers never
-  // use MCP holds neither (some 10 MiB of memory).
+  // Loaded with the first MCP request: a server whose callers never use MCP does not hold it.
   let fast: FastPath | undefined;
   const fastOf = async () => {
     fast ??= new (await import('./fast-path.js')).FastPath(calls);
@@ -115,6 +114,7 @@ export async function mcpRoutes(
           : (fast ?? (await fastOf())).answer(body, request.headers, caller);
       if (hot) {
         const answer = hot instanceof Promise ? await hot : hot;
+        if (answer.json === '') return reply.code(answer.status).send();
         return reply.code(answer.status).header('content-type', 'application/json').send(answer.json);
       }
       const response = await (await engineOf()).handle(toWebRequest(request), body, caller);

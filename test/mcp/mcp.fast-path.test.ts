@@ -4,9 +4,19 @@
  * same status, media type and bytes (request ids aside), in both protocol eras and for every shape
  * the hot path takes or leaves. When the SDK changes what it writes, this fails.
  */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  isSpecType,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
+import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
+import { hotMessage, LEGACY_VERSIONS, META_KEYS } from '../../src/mcp/hot-messages.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const BOTH = 'application/json, text/event-stream';
@@ -91,7 +101,33 @@ const CASES: Case[] = [
   }),
   legacy('a session id', 'tools/list', {}, 1, { 'mcp-session-id': 'abc' }),
   legacy('an unknown method', 'resources/list', {}),
-  modern('ping', 'ping'),
+  legacy('a tool name that is no string', 'tools/call', { name: 5, arguments: {} }),
+  legacy('arguments as a string', 'tools/call', { name: 'get_account', arguments: 'x' }),
+  legacy('a task', 'tools/call', { name: 'get_account', arguments: {}, task: { ttl: 1000 } }),
+  legacy('_meta as a string', 'tools/list', { _meta: 'x' }),
+  legacy('an id of true', 'ping', {}, true),
+  legacy('initialize without capabilities', 'initialize', {
+    protocolVersion: '2025-06-18',
+    clientInfo: { name: 'diff', version: '1' },
+  }),
+  legacy('initialize with a clientInfo lacking its version', 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'diff' },
+  }),
+  {
+    name: '2025: notifications/initialized',
+    body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+    headers: { 'mcp-protocol-version': '2025-06-18' },
+  },
+  {
+    name: '2025: notifications/initialized with an id',
+    body: { jsonrpc: '2.0', id: 4, method: 'notifications/initialized' },
+    headers: { 'mcp-protocol-version': '2025-06-18' },
+  },
+  modern('server/discover', 'server/discover'),
+  modern('server/discover, id a string', 'server/discover', {}, {}),
+  modern('ping (not in this era)', 'ping'),
   modern('tools/list', 'tools/list'),
   modern('get_account', 'tools/call', { name: 'get_account', arguments: {} }),
   modern('get_usage, a bad period', 'tools/call', { name: 'get_usage', arguments: { period: 'x' } }),
@@ -172,5 +208,94 @@ describe('MCP hot path and SDK answer alike', () => {
     const sdk = await post(sdkUrl, c);
     const fast = await post(fastUrl, c);
     expect(fast).toEqual(sdk);
+  });
+});
+
+/** The SDK's schema for the request a hot method names. */
+const SPEC: Record<string, (m: unknown) => boolean> = {
+  'tools/call': isSpecType.CallToolRequest,
+  'tools/list': isSpecType.ListToolsRequest,
+  ping: isSpecType.PingRequest,
+  initialize: isSpecType.InitializeRequest,
+  'notifications/initialized': isSpecType.InitializedNotification,
+  'server/discover': () => true,
+};
+
+describe("the hot path's rules are the SDK's", () => {
+  it('its protocol versions and envelope keys are those the SDK exports', () => {
+    expect(LEGACY_VERSIONS).toEqual(SUPPORTED_PROTOCOL_VERSIONS);
+    expect(META_KEYS).toEqual({
+      protocolVersion: PROTOCOL_VERSION_META_KEY,
+      clientInfo: CLIENT_INFO_META_KEY,
+      clientCapabilities: CLIENT_CAPABILITIES_META_KEY,
+      serverInfo: SERVER_INFO_META_KEY,
+    });
+  });
+
+  it('every message it takes, of the cases above, the SDK schema of its method takes too', () => {
+    let taken = 0;
+    for (const c of CASES) {
+      const headers = { accept: BOTH, ...c.headers };
+      const hot = hotMessage(c.body, headers);
+      if (!hot) continue;
+      taken++;
+      expect(SPEC[hot.method]?.(c.body), c.name).toBe(true);
+    }
+    expect(taken).toBeGreaterThan(15);
+  });
+
+  it('of 5,000 generated messages, every one it takes the SDK schema takes too', () => {
+    const value = fc.oneof(
+      fc.constant(undefined),
+      fc.string({ maxLength: 4 }),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.dictionary(
+        fc.constantFrom('name', 'version', 'x'),
+        fc.oneof(fc.string({ maxLength: 3 }), fc.integer()),
+      ),
+      fc.array(fc.integer(), { maxLength: 2 }),
+    );
+    const params = fc.record(
+      {
+        name: fc.oneof(fc.constantFrom('get_account', 'nope'), value),
+        arguments: value,
+        cursor: value,
+        task: value,
+        protocolVersion: fc.oneof(fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS), value),
+        capabilities: value,
+        clientInfo: value,
+        _meta: fc.oneof(value, fc.constant({ progressToken: 1 })),
+      },
+      { requiredKeys: [] },
+    );
+    const message = fc.record(
+      {
+        jsonrpc: fc.constantFrom('2.0', '1.0'),
+        id: value,
+        method: fc.constantFrom(
+          'tools/call',
+          'tools/list',
+          'ping',
+          'initialize',
+          'notifications/initialized',
+        ),
+        params: fc.oneof(params, value),
+      },
+      { requiredKeys: ['jsonrpc', 'method'] },
+    );
+    let taken = 0;
+    fc.assert(
+      fc.property(message, (m) => {
+        const hot = hotMessage(m, { accept: BOTH, 'mcp-protocol-version': '2025-06-18' });
+        if (!hot) return true;
+        taken++;
+        return SPEC[hot.method]?.(m) === true;
+      }),
+      { numRuns: 5_000, seed: 42 },
+    );
+    expect(taken).toBeGreaterThan(100);
   });
 });
