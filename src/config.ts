@@ -99,6 +99,53 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
 /** Every variable toolgate's configuration reads (none of which a catalogue may name). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(HINTS);
 
+/** TOOLGATE_* variables read by the CLI (an operator's shell may hold them while starting a server). */
+const CLI_VARIABLES = ['TOOLGATE_URL', 'TOOLGATE_API_KEY'];
+/** Prefixes of the variables the test suite, the bench and CI read: theirs, not the server's. */
+const TOOLING_PREFIXES = [
+  'TOOLGATE_TEST_',
+  'TOOLGATE_REQUIRE_',
+  'TOOLGATE_BENCH_',
+  'TOOLGATE_FUZZ_',
+  'TOOLGATE_CI_',
+];
+
+/**
+ * One warning per TOOLGATE_* variable that nothing of toolgate reads, naming the known one closest
+ * to it: a misspelt variable is otherwise silently ignored, and its default used.
+ */
+export function unknownVariableWarnings(env: NodeJS.ProcessEnv): string[] {
+  const known = [...CONFIG_VARIABLES.filter((n) => n.startsWith('TOOLGATE_')), ...CLI_VARIABLES];
+  return Object.keys(env)
+    .filter((name) => name.startsWith('TOOLGATE_') && !known.includes(name))
+    .filter((name) => !TOOLING_PREFIXES.some((prefix) => name.startsWith(prefix)))
+    .sort()
+    .map((name) => {
+      const [closest] = known
+        .map((k) => ({ k, d: editDistance(name, k) }))
+        .sort((a, b) => a.d - b.d || a.k.localeCompare(b.k));
+      // Past a few edits the nearest name is a guess that would mislead more than help.
+      const near = closest && closest.d <= Math.max(2, Math.floor(name.length / 5));
+      return near
+        ? `${name} is not a variable toolgate reads (ignored): did you mean ${closest.k}?`
+        : `${name} is not a variable toolgate reads (ignored); docs/operations.md lists them`;
+    });
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
 export interface AdminToken {
   /** Who acts, in the audit trail: `admin:<name>`. */
   name: string;
@@ -278,6 +325,18 @@ export function resolveKeySecrets(config: Config): string[] {
     );
   }
   const file = join(dirname(config.database.path), 'key-secret');
+  try {
+    return [readOrCreateKeySecret(file)];
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(
+      `cannot use the key secret file ${file}, beside the database sqlite:${config.database.path} (${code}): make that directory writable by this user, or set TOOLGATE_KEY_SECRET`,
+    );
+  }
+}
+
+function readOrCreateKeySecret(file: string): string {
   if (existsSync(file)) {
     const secret = readFileSync(file, 'utf8').trim();
     if (secret.length < 32)
@@ -289,12 +348,12 @@ export function resolveKeySecrets(config: Config): string[] {
     } catch {
       // Not this user's file to change: it is read as it is.
     }
-    return [secret];
+    return secret;
   }
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
-  return [readFileSync(file, 'utf8').trim()];
+  return readFileSync(file, 'utf8').trim();
 }
 
 /** A URL with its password, if any, replaced by `***` (for logs and error messages). */

@@ -6,7 +6,13 @@
 import './tick-shape.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, redactUrl, resolveKeySecrets } from './config.js';
+import {
+  type Config,
+  type DatabaseConfig,
+  redactUrl,
+  resolveKeySecrets,
+  unknownVariableWarnings,
+} from './config.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
@@ -33,6 +39,7 @@ export interface Running {
 
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
+  for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
   // prom-client and the Redis client (some 11 and 20 MiB of memory) are loaded only when configured.
   const metrics =
     config.metricsPort === undefined
@@ -40,8 +47,7 @@ export async function startServer(config: Config): Promise<Running> {
       : new (await import('./metrics/prometheus.js')).PrometheusMetrics();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const warn = (message: string, fields: Record<string, unknown>) => logger.warn(fields, message);
-  const { store, reads } = await openCachedStore(config.database, { warn });
-  const { applied } = await store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
+  const { store, reads, applied } = await openDatabase(config.database, warn);
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const keyUsage = new KeyUsageRecorder(store, systemClock);
   keyUsage.start();
@@ -116,14 +122,20 @@ export async function startServer(config: Config): Promise<Running> {
     trustProxy: config.trustProxy,
     allowedOrigins: config.allowedOrigins,
   });
-  await app.listen({ host: config.host, port: config.port });
+  await app
+    .listen({ host: config.host, port: config.port })
+    .catch(listenFailure('the API', config.host, config.port));
   const metricsServer =
     metrics &&
-    (await (await import('./metrics/serve.js')).serveMetrics(metrics, config.host, config.metricsPort!));
+    (await (
+      await import('./metrics/serve.js')
+    )
+      .serveMetrics(metrics, config.host, config.metricsPort!)
+      .catch(listenFailure('/metrics (TOOLGATE_METRICS_PORT)', config.host, config.metricsPort!)));
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  if (!config.production) await createDemoAccount(services, url);
+  if (!config.production) await createDemoAccount(services, reachableUrl(config.host, port));
   logger.info(
     {
       url,
@@ -157,6 +169,47 @@ export async function startServer(config: Config): Promise<Running> {
     return closing;
   };
   return { app, log: logger, url, close };
+}
+
+/** Opens and migrates the database; a failure names it (its password hidden), not only the driver's code. */
+async function openDatabase(database: DatabaseConfig, warn: (m: string, f: Record<string, unknown>) => void) {
+  let opened: Awaited<ReturnType<typeof openCachedStore>> | undefined;
+  try {
+    opened = await openCachedStore(database, { warn });
+    const { applied } = await opened.store.migrate(DEFAULT_PLANS, Math.floor(systemClock.now() / 1000));
+    return { ...opened, applied };
+  } catch (err) {
+    await opened?.store.close().catch(() => {});
+    throw new Error(`cannot use the database ${describeDatabase(database)}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The database as a person can find it: the SQLite file, or PostgreSQL's host:port and database. */
+export function describeDatabase(database: DatabaseConfig): string {
+  if (database.kind === 'sqlite') return `sqlite:${database.path}`;
+  try {
+    const url = new URL(database.url);
+    // The driver's default port, said: "connection refused" is about a port.
+    return `postgres://${url.username ? `${url.username}@` : ''}${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname}`;
+  } catch {
+    return redactUrl(database.url);
+  }
+}
+
+const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/** A listen failure saying what could not listen where (Node's message names the address only sometimes). */
+const listenFailure = (what: string, host: string, port: number) => (err: Error) => {
+  throw new Error(`cannot serve ${what} on ${hostPort(host, port)}: ${err.message}`, { cause: err });
+};
+
+/** Where a person on this machine reaches the server: a wildcard address is not one to connect to. */
+export function reachableUrl(host: string, port: number): string {
+  if (host === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (host === '::' || host === '[::]') return `http://[::1]:${port}`;
+  return `http://${hostPort(host, port)}`;
 }
 
 /**

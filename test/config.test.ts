@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseAdminTokens } from '../src/config.js';
+import { ConfigError, loadConfig, parseAdminTokens, unknownVariableWarnings } from '../src/config.js';
 
 describe('configuration', () => {
   it('has working defaults', () => {
@@ -104,5 +104,39 @@ describe('configuration', () => {
     expect(message).toMatch(/TOOLGATE_DATABASE_URL/);
     expect(message).not.toContain('tiny-secret');
     expect(message).not.toContain('hunter2');
+  });
+});
+
+describe('unknown TOOLGATE_* variables', () => {
+  it('are each named once, with the closest known variable when one is a few edits away', () => {
+    expect(
+      unknownVariableWarnings({
+        TOOLGATE_METRIC_PORT: '9464',
+        TOOLGATE_ADMIN_TOKN: 'x',
+        TOOLGATE_DATABASE_URI: 'sqlite:x',
+        TOOLGATE_FOO: '1',
+      }),
+    ).toEqual([
+      'TOOLGATE_ADMIN_TOKN is not a variable toolgate reads (ignored): did you mean TOOLGATE_ADMIN_TOKEN?',
+      'TOOLGATE_DATABASE_URI is not a variable toolgate reads (ignored): did you mean TOOLGATE_DATABASE_URL?',
+      'TOOLGATE_FOO is not a variable toolgate reads (ignored); docs/operations.md lists them',
+      'TOOLGATE_METRIC_PORT is not a variable toolgate reads (ignored): did you mean TOOLGATE_METRICS_PORT?',
+    ]);
+  });
+
+  it("leave alone the server's, the CLI's, the tests' and other programs' variables", () => {
+    expect(
+      unknownVariableWarnings({
+        TOOLGATE_ADMIN_TOKEN: 'x',
+        TOOLGATE_METRICS_PORT: '9464',
+        TOOLGATE_URL: 'http://127.0.0.1:8080',
+        TOOLGATE_API_KEY: 'tg_x',
+        TOOLGATE_TEST_POSTGRES_URL: 'postgres://x',
+        TOOLGATE_REQUIRE_REDIS: '1',
+        TOOLGATE_CI_EXTRA_NODES: '22',
+        PORT: '1',
+        TOOLGATEWAY: 'x',
+      }),
+    ).toEqual([]);
   });
 });
