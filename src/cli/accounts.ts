@@ -5,8 +5,8 @@ import { MAX_TOKENS } from '../domain/ledger.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { AdminAccountRecord } from '../service/views.js';
 import { lowBalanceSetting, nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
-import { withServices } from './context.js';
-import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table } from './output.js';
 import { accountBlock } from './render.js';
 
 export function registerAccounts(program: Command): void {
@@ -21,15 +21,13 @@ export function registerAccounts(program: Command): void {
     .option('--tokens <n>', 'opening token balance', wholeNumber('--tokens', 0, MAX_TOKENS))
     .option('--json', JSON_HELP)
     .action(async (opts: JsonOption & { name: string; plan?: string; unlimited?: true; tokens?: number }) => {
-      const record = await withServices(async (s) =>
-        unwrap(
-          await s.accounts.create({
-            name: opts.name,
-            plan: opts.plan,
-            unlimited: opts.unlimited,
-            tokens: opts.tokens,
-          }),
-        ),
+      const record = await withAdmin(opts, (a) =>
+        a.accounts.create({
+          name: opts.name,
+          ...(opts.plan !== undefined ? { plan: opts.plan } : {}),
+          ...(opts.unlimited !== undefined ? { unlimited: opts.unlimited } : {}),
+          ...(opts.tokens !== undefined ? { tokens: opts.tokens } : {}),
+        }),
       );
       emit(opts, record, () => `Created account ${record.id}.\n\n${accountBlock(record)}`);
     });
@@ -42,7 +40,7 @@ export function registerAccounts(program: Command): void {
     .option('--json', JSON_HELP)
     .action(async (opts: JsonOption & { limit?: number; after?: string }) => {
       const limit = opts.limit ?? DEFAULT_PAGE;
-      const records = await withServices(async (s) => unwrap(await s.accounts.list(limit, opts.after)));
+      const records = await withAdmin(opts, (a) => a.accounts.list({ limit, after: opts.after }));
       emit(opts, records, () => accountsTable(records, limit));
     });
 
@@ -52,7 +50,7 @@ export function registerAccounts(program: Command): void {
     .argument('<account-id>')
     .option('--json', JSON_HELP)
     .action(async (id: string, opts: JsonOption) => {
-      const record = await withServices(async (s) => unwrap(await s.accounts.get(id)));
+      const record = await withAdmin(opts, (a) => a.accounts.get(id));
       emit(opts, record, () => accountBlock(record));
     });
 
@@ -102,7 +100,7 @@ export function registerAccounts(program: Command): void {
             'Nothing to update: give --name, --plan, --status, --unlimited or --low-balance.',
           );
         }
-        const record = await withServices(async (s) => unwrap(await s.accounts.update(id, patch)));
+        const record = await withAdmin(opts, (a) => a.accounts.update(id, patch));
         emit(opts, record, () => `Updated account ${record.id}.\n\n${accountBlock(record)}`);
       },
     );

@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { AuditRecord } from '../service/views.js';
 import { nonEmpty, wholeNumber } from './args.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 
 interface ListOptions extends JsonOption {
   account?: string;
@@ -24,14 +24,12 @@ export function registerAudit(program: Command): void {
     .option('--json', JSON_HELP)
     .action(async (opts: ListOptions) => {
       const limit = opts.limit ?? DEFAULT_PAGE;
-      const entries = await withServices(async (s) =>
-        unwrap(
-          await s.audit.list({
-            limit,
-            ...(opts.account !== undefined ? { accountId: opts.account } : {}),
-            ...(opts.after !== undefined ? { after: opts.after } : {}),
-          }),
-        ),
+      const entries = await withAdmin(opts, (a) =>
+        a.audit.list({
+          limit,
+          ...(opts.account !== undefined ? { accountId: opts.account } : {}),
+          ...(opts.after !== undefined ? { after: opts.after } : {}),
+        }),
       );
       emit(opts, entries, () => auditTable(entries, limit, opts.account));
     });

@@ -6,10 +6,14 @@
  * a second to load, which `--help` and usage errors need not pay.
  */
 import { userInfo } from 'node:os';
+import type { Config, DatabaseConfig } from '../config.js';
 import { nowSeconds, systemClock } from '../domain/clock.js';
+import { StoreUnavailableError } from '../domain/errors.js';
 import { DEFAULT_PLANS } from '../domain/plans.js';
 import type { Services } from '../service/index.js';
 import type { Store } from '../store/store.js';
+import { type Admin, localAdmin } from './admin-port.js';
+import { CliError } from './output.js';
 
 async function open() {
   const [{ loadConfig, resolveKeySecrets }, { openStore }, { createServices }] = await Promise.all([
@@ -21,12 +25,57 @@ async function open() {
   return { config, resolveKeySecrets, openStore, createServices };
 }
 
+/** Where the database is, for people: the SQLite file's path, or PostgreSQL's host:port and database (never credentials). */
+export function databasePlace(db: DatabaseConfig): string {
+  if (db.kind === 'sqlite') return `the SQLite database ${db.path}`;
+  try {
+    const url = new URL(db.url);
+    return `PostgreSQL at ${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL (TOOLGATE_DATABASE_URL)';
+  }
+}
+
+/**
+ * What went wrong with the database as a CliError that names it: an operator reading
+ * `file is not a database` or `EACCES` must know which file, or which host:port, it was.
+ */
+function placed(err: unknown, db: DatabaseConfig, opening: boolean): unknown {
+  if (err instanceof CliError) return err;
+  const reason = err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.message) : String(err);
+  const detail = err instanceof Error && reason !== err.message ? `${reason}: ${err.message}` : reason;
+  if (err instanceof StoreUnavailableError)
+    return new CliError('unavailable', `${databasePlace(db)} cannot be reached: ${err.message}.`);
+  if (opening) return new CliError('unavailable', `Cannot use ${databasePlace(db)}: ${detail}.`);
+  return err;
+}
+
+/** Opens (and, with `migrate`, migrates) the store, naming the database in any failure. */
+async function openNamed(
+  config: Config,
+  openStore: (db: DatabaseConfig) => Promise<Store>,
+  migrate: boolean,
+): Promise<Store> {
+  let store: Store | undefined;
+  try {
+    store = await openStore(config.database);
+    if (migrate) await store.migrate(DEFAULT_PLANS, nowSeconds(systemClock));
+    return store;
+  } catch (err) {
+    await store?.close().catch(() => {});
+    throw placed(err, config.database, true);
+  }
+}
+
 /** Runs `work` on the configured store, as it is (not migrated first). */
 export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
   const { config, openStore } = await open();
-  const store = await openStore(config.database);
+  const store = await openNamed(config, openStore, false);
   try {
     return await work(store);
+  } catch (err) {
+    // A migration is the work here: what it could not do is the database's.
+    throw placed(err, config.database, true);
   } finally {
     await store.close();
   }
@@ -47,9 +96,8 @@ export function cliActor(): string {
 export async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
   const { config, resolveKeySecrets, openStore, createServices } = await open();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
-  const store = await openStore(config.database);
+  const store = await openNamed(config, openStore, true);
   try {
-    await store.migrate(DEFAULT_PLANS, nowSeconds(systemClock));
     return await work(
       createServices({
         store,
@@ -61,7 +109,36 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
         upstreamEnv: config.upstreamEnv,
       }).as(cliActor()),
     );
+  } catch (err) {
+    throw placed(err, config.database, false);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Runs `work` with the admin port: over the admin API of `opts.url` (`--url` or TOOLGATE_URL) with
+ * TOOLGATE_ADMIN_TOKEN, else on the database as withServices does. Commands never know which.
+ */
+export async function withAdmin<T>(opts: { url?: string }, work: (admin: Admin) => Promise<T>): Promise<T> {
+  if (opts.url === undefined) return withServices((s) => work(localAdmin(s)));
+  const [{ parseAdminTokens }, { ToolgateAdminClient }, { remoteAdmin }] = await Promise.all([
+    import('../config.js'),
+    import('../client/admin-client.js'),
+    import('./remote.js'),
+  ]);
+  let token: string | undefined;
+  try {
+    // The server's own form works here too: with `name:token` pairs, the first one's token is sent.
+    token = parseAdminTokens(process.env.TOOLGATE_ADMIN_TOKEN)[0]?.token;
+  } catch (err) {
+    throw new CliError('invalid_configuration', `TOOLGATE_ADMIN_TOKEN ${(err as Error).message}.`);
+  }
+  if (token === undefined) {
+    throw new CliError(
+      'invalid_configuration',
+      `TOOLGATE_ADMIN_TOKEN must be set to one of ${opts.url}'s admin tokens to work through its admin API.`,
+    );
+  }
+  return work(remoteAdmin(new ToolgateAdminClient({ baseUrl: opts.url, adminToken: token })));
 }

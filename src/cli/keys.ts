@@ -1,8 +1,8 @@
 /** @module `toolgate keys`: create (the key is printed once), list (hints only), revoke. */
 import type { Command } from 'commander';
 import type { KeyRecord } from '../service/keys.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('create, list and revoke API keys');
@@ -14,7 +14,7 @@ export function registerKeys(program: Command): void {
     .option('--name <label>', 'a label for the key')
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: JsonOption & { name?: string }) => {
-      const created = await withServices(async (s) => unwrap(await s.keys.create(accountId, opts.name)));
+      const created = await withAdmin(opts, (a) => a.keys.create(accountId, opts.name));
       const { id, key, ...rest } = created;
       emit(opts, { id, key, ...rest }, () =>
         [
@@ -32,7 +32,7 @@ export function registerKeys(program: Command): void {
     .argument('<account-id>')
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: JsonOption) => {
-      const list = await withServices(async (s) => unwrap(await s.keys.list(accountId)));
+      const list = await withAdmin(opts, (a) => a.keys.list(accountId));
       emit(opts, list, () => keysTable(list) || `Account ${accountId} has no keys.`);
     });
 
@@ -42,7 +42,7 @@ export function registerKeys(program: Command): void {
     .argument('<key-id>')
     .option('--json', JSON_HELP)
     .action(async (keyId: string, opts: JsonOption) => {
-      const key = await withServices(async (s) => unwrap(await s.keys.revoke(keyId)));
+      const key = await withAdmin(opts, (a) => a.keys.revoke(keyId));
       emit(
         opts,
         key,

@@ -6,9 +6,10 @@
 // First: before anything big is loaded (see ../tick-shape.ts).
 import '../tick-shape.js';
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { registerAccount } from './account.js';
 import { registerAccounts } from './accounts.js';
+import { httpUrl } from './args.js';
 import { registerAudit } from './audit.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate } from './migrate.js';
@@ -58,7 +59,32 @@ export function buildProgram(json: () => boolean): Command {
   registerWebhooks(program);
   registerAudit(program);
   registerAccount(program);
+  addServerOption(program);
   return program;
+}
+
+/** Commands that work on the database or a process of their own, never through an admin API. */
+const LOCAL_ONLY = new Set(['serve', 'migrate', 'account']);
+
+/**
+ * Gives every command that has one the `--url <server>` option (TOOLGATE_URL): through that server's
+ * admin API instead of the database. `webhooks add` has `--url` for its endpoint, so `--server` there.
+ */
+function addServerOption(program: Command): void {
+  for (const group of program.commands) {
+    if (LOCAL_ONLY.has(group.name())) continue;
+    for (const leaf of group.commands) {
+      const taken = leaf.options.some((o) => o.long === '--url');
+      leaf.addOption(
+        new Option(
+          `${taken ? '--server' : '--url'} <server>`,
+          "work through this server's admin API (with TOOLGATE_ADMIN_TOKEN) instead of the database",
+        )
+          .env('TOOLGATE_URL')
+          .argParser(httpUrl),
+      );
+    }
+  }
 }
 
 /** Parses and runs one command line; resolves to the exit code. */
@@ -71,7 +97,8 @@ export async function run(argv: string[]): Promise<number> {
   });
   try {
     await program.parseAsync(argv);
-    return EXIT_OK;
+    // A command that printed its answer may still have failed (a test event not delivered).
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return EXIT_OK; // --help, --version

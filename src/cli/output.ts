@@ -17,6 +17,8 @@ const USAGE_CODES = new Set(['invalid_arguments', 'invalid_json', 'invalid_confi
 
 export interface JsonOption {
   json?: boolean;
+  /** `--url` / TOOLGATE_URL: work through this server's admin API instead of the database. */
+  url?: string;
 }
 
 export const JSON_HELP = 'print JSON (for scripts); errors too, on stdout';
@@ -139,17 +141,62 @@ export function reportError(err: unknown, json: boolean): number {
   return e.exitCode;
 }
 
-/** Columns padded to their widest cell, two spaces apart; headers in capitals; every cell printable. */
+/** The width human tables fit in: the terminal's, else COLUMNS, else 100 (a pipe, a file, a CI log). */
+export function outputWidth(): number {
+  const columns = process.stdout.isTTY ? process.stdout.columns : Number(process.env.COLUMNS);
+  return Number.isSafeInteger(columns) && columns >= 20 ? columns : 100;
+}
+
+/** A cell cut to `width` characters, its last one an ellipsis when anything was cut. */
+const cut = (cell: string, width: number) => (cell.length <= width ? cell : `${cell.slice(0, width - 1)}…`);
+
+/** Cells people copy whole (ids, times, numbers): their column is cut only when free text cannot make room. */
+const WHOLE = /^(?:[a-z]{2,4}_[0-9a-z]{20,}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|[-+]?\d+|-)$/;
+/** Columns this narrow (a status, a type, a count) are never cut: there is little to gain and much to lose. */
+const SHORT = 16;
+
+/**
+ * Column widths that fit `room`: long free-text columns (names, details, URLs, errors) give way
+ * first, the widest one character at a time, then long columns of ids and times; none below its
+ * heading or SHORT characters, so a table may stay wider than `room` rather than lose its short
+ * columns. `--json` always has the whole text.
+ */
+function fitWidths(natural: number[], headers: readonly string[], body: string[][], room: number): number[] {
+  const widths = [...natural];
+  const floor = natural.map((w, i) => Math.min(w, Math.max(SHORT, headers[i]?.length ?? 0)));
+  const whole = natural.map((_, i) => body.every((r) => WHOLE.test(r[i] ?? '')));
+  let total = widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
+  for (const phase of [false, true]) {
+    while (total > room) {
+      let widest = -1;
+      for (let i = 0; i < widths.length; i++) {
+        if (whole[i] !== phase || widths[i]! <= floor[i]!) continue;
+        if (widest < 0 || widths[i]! > widths[widest]!) widest = i;
+      }
+      if (widest < 0) break;
+      widths[widest]! -= 1;
+      total -= 1;
+    }
+  }
+  return widths;
+}
+
+/**
+ * Columns padded to their widest cell, two spaces apart; headers in capitals; every cell printable;
+ * the whole as wide as the terminal at most (see outputWidth), cut cells ending in an ellipsis.
+ */
 export function table(
   headers: readonly string[],
   rows: ReadonlyArray<ReadonlyArray<string | number>>,
+  room: number = outputWidth(),
 ): string {
   const cells = [headers.map((h) => h.toUpperCase()), ...rows.map((r) => r.map((c) => printable(String(c))))];
-  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const natural = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const widths = fitWidths(natural, headers, cells.slice(1), room);
   return cells
     .map((r) =>
       r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .map((c, i) => cut(c, widths[i] ?? 0).padEnd(widths[i] ?? 0))
         .join('  ')
         .trimEnd(),
     )

@@ -2,8 +2,8 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseSlot, planSlots, slotName } from '../domain/plans.js';
 import type { PlanView, Subscription } from '../service/plans.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { emit, JSON_HELP, type JsonOption, table } from './output.js';
 
 export function registerPlans(program: Command): void {
   const plans = program.command('plans').description('list plans; create or change one');
@@ -13,7 +13,7 @@ export function registerPlans(program: Command): void {
     .description('the plan catalogue and its fair-use limits')
     .option('--json', JSON_HELP)
     .action(async (opts: JsonOption) => {
-      const list = await withServices((s) => s.plans.list());
+      const list = await withAdmin(opts, (a) => a.plans.list());
       emit(opts, list, () => (list.length === 0 ? 'No plans.' : plansTable(list)));
     });
 
@@ -43,9 +43,7 @@ export function registerPlans(program: Command): void {
       ) => {
         const subscription: Subscription | undefined =
           opts.subscription === 'none' ? null : opts.subscription;
-        const plan = await withServices(async (s) =>
-          unwrap(await s.plans.set(id, limits, opts.unlimited, subscription)),
-        );
+        const plan = await withAdmin(opts, (a) => a.plans.set(id, limits, opts.unlimited, subscription));
         emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}`);
       },
     );

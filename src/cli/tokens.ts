@@ -4,8 +4,8 @@ import { MAX_TOKENS } from '../domain/ledger.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { LedgerRecord, TokenAnswer } from '../service/tokens.js';
 import { wholeNumber } from './args.js';
-import { withServices } from './context.js';
-import { balanceText, emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { balanceText, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 
 type Kind = 'grant' | 'charge' | 'adjust';
 
@@ -46,15 +46,13 @@ export function registerTokens(program: Command): void {
       .option('--idempotency-key <key>', 'the same key again applies once and answers the same')
       .option('--json', JSON_HELP)
       .action(async (accountId: string, n: number, opts: LedgerOptions) => {
-        const answer = await withServices(async (s) =>
-          unwrap(
-            await s.tokens.apply(accountId, {
-              kind,
-              amount: n,
-              reason: opts.reason,
-              idempotency_key: opts.idempotencyKey,
-            }),
-          ),
+        const answer = await withAdmin(opts, (a) =>
+          a.tokens.apply(accountId, {
+            kind,
+            amount: n,
+            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+            ...(opts.idempotencyKey !== undefined ? { idempotency_key: opts.idempotencyKey } : {}),
+          }),
         );
         emit(opts, answer, () => describe(kind, accountId, n, answer));
       });
@@ -69,9 +67,7 @@ export function registerTokens(program: Command): void {
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: JsonOption & { limit?: number; after?: string }) => {
       const limit = opts.limit ?? DEFAULT_PAGE;
-      const entries = await withServices(async (s) =>
-        unwrap(await s.tokens.ledger(accountId, limit, opts.after)),
-      );
+      const entries = await withAdmin(opts, (a) => a.tokens.ledger(accountId, { limit, after: opts.after }));
       emit(opts, entries, () => ledgerTable(accountId, entries, limit));
     });
 }

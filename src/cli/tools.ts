@@ -4,18 +4,8 @@ import type { Command } from 'commander';
 import type { ToolMetering } from '../domain/catalogue.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
-import { withServices } from './context.js';
-import {
-  CliError,
-  EXIT_FAILED,
-  emit,
-  type FieldValue,
-  fields,
-  JSON_HELP,
-  type JsonOption,
-  table,
-  unwrap,
-} from './output.js';
+import { withAdmin } from './context.js';
+import { CliError, emit, type FieldValue, fields, JSON_HELP, type JsonOption, table } from './output.js';
 
 export function registerTools(program: Command): void {
   const tools = program
@@ -33,16 +23,9 @@ export function registerTools(program: Command): void {
     .action(async (file: string, opts: JsonOption & { dryRun?: boolean }) => {
       // Read and parsed before the store is opened: a wrong file needs no database.
       const catalogue = await readCatalogue(file);
-      const answer = await withServices(async (s) => {
-        const result = await s.catalogue.import(catalogue, { dryRun: opts.dryRun === true });
-        // A catalogue with problems is refused (exit 1), not a wrongly used command: the file was
-        // read, and what is wrong with it is listed member by member.
-        if (!result.ok) {
-          const { code, message, details } = result.error;
-          throw new CliError(code, message, details ?? {}, EXIT_FAILED);
-        }
-        return result.value;
-      });
+      // A catalogue with problems is refused (exit 1), not a wrongly used command: the file was
+      // read, and what is wrong with it is listed member by member.
+      const answer = await withAdmin(opts, (a) => a.tools.import(catalogue, opts.dryRun === true));
       emit(opts, answer, () => importText(answer));
     });
 
@@ -51,7 +34,7 @@ export function registerTools(program: Command): void {
     .description('the tool catalogue, by name')
     .option('--json', JSON_HELP)
     .action(async (opts: JsonOption) => {
-      const list = await withServices((s) => s.catalogue.list());
+      const list = await withAdmin(opts, (a) => a.tools.list());
       emit(opts, list, () => (list.length === 0 ? 'No tools in the catalogue.' : toolsTable(list)));
     });
 
@@ -61,7 +44,7 @@ export function registerTools(program: Command): void {
     .argument('<name>')
     .option('--json', JSON_HELP)
     .action(async (name: string, opts: JsonOption) => {
-      const tool = await withServices(async (s) => unwrap(await s.catalogue.get(name)));
+      const tool = await withAdmin(opts, (a) => a.tools.get(name));
       emit(opts, tool, () => toolBlock(tool));
     });
 
@@ -71,7 +54,7 @@ export function registerTools(program: Command): void {
     .argument('<name>')
     .option('--json', JSON_HELP)
     .action(async (name: string, opts: JsonOption) => {
-      const tool = await withServices(async (s) => unwrap(await s.catalogue.remove(name)));
+      const tool = await withAdmin(opts, (a) => a.tools.remove(name));
       const cost = tool.metering ? `, ${tokensText(tool.metering)}` : '';
       emit(
         opts,

@@ -9,8 +9,8 @@ import { CATEGORIES } from '../domain/plans.js';
 import type { CountsView, HistoryView } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { emit, JSON_HELP, type JsonOption, table } from './output.js';
 import { fairUseLines } from './render.js';
 
 interface RecordOptions extends JsonOption {
@@ -42,19 +42,13 @@ export function registerUsage(program: Command): void {
     .option('--idempotency-key <key>', 'the same key again is counted once and answers the same')
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: RecordOptions) => {
-      const { response, replayed } = await withServices(async (s) =>
-        unwrap(
-          await s.usage.record(
-            accountId,
-            {
-              category: opts.category,
-              records: opts.records,
-              requests: opts.requests,
-              idempotency_key: opts.idempotencyKey,
-            },
-            { audit: true },
-          ),
-        ),
+      const { response, replayed } = await withAdmin(opts, (a) =>
+        a.usage.record(accountId, {
+          category: opts.category,
+          ...(opts.records !== undefined ? { records: opts.records } : {}),
+          ...(opts.requests !== undefined ? { requests: opts.requests } : {}),
+          ...(opts.idempotencyKey !== undefined ? { idempotency_key: opts.idempotencyKey } : {}),
+        }),
       );
       emit(opts, response, () => describe(response, replayed, opts.idempotencyKey));
     });
@@ -70,14 +64,12 @@ export function registerUsage(program: Command): void {
     .addOption(new Option('--json', JSON_HELP).conflicts('csv'))
     .addOption(new Option('--csv', 'print CSV: a header line, then one line per row (no totals)'))
     .action(async (accountId: string, opts: ReportOptions) => {
-      const history = await withServices(async (s) =>
-        unwrap(
-          await s.billing.history(accountId, {
-            ...(opts.from !== undefined ? { from: opts.from } : {}),
-            ...(opts.to !== undefined ? { to: opts.to } : {}),
-            ...(opts.by !== undefined ? { by: opts.by } : {}),
-          }),
-        ),
+      const history = await withAdmin(opts, (a) =>
+        a.usage.history(accountId, {
+          ...(opts.from !== undefined ? { from: opts.from } : {}),
+          ...(opts.to !== undefined ? { to: opts.to } : {}),
+          ...(opts.by !== undefined ? { by: opts.by } : {}),
+        }),
       );
       if (opts.csv) process.stdout.write(historyCsv(history));
       else emit(opts, history, () => historyText(history));

@@ -1,8 +1,8 @@
 /** @module `toolgate users`: add, list, remove the users of an account. */
 import { type Command, Option } from 'commander';
 import { USER_ROLES } from '../domain/users.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { emit, JSON_HELP, type JsonOption, table } from './output.js';
 
 export function registerUsers(program: Command): void {
   const users = program.command('users').description('add, list and remove the users of an account');
@@ -15,9 +15,7 @@ export function registerUsers(program: Command): void {
     .addOption(new Option('--role <role>', 'role').choices(USER_ROLES).default('member'))
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: JsonOption & { email: string; role: string }) => {
-      const user = await withServices(async (s) =>
-        unwrap(await s.users.add(accountId, opts.email, opts.role)),
-      );
+      const user = await withAdmin(opts, (a) => a.users.add(accountId, opts.email, opts.role));
       emit(
         opts,
         user,
@@ -31,7 +29,7 @@ export function registerUsers(program: Command): void {
     .argument('<account-id>')
     .option('--json', JSON_HELP)
     .action(async (accountId: string, opts: JsonOption) => {
-      const list = await withServices(async (s) => unwrap(await s.users.list(accountId)));
+      const list = await withAdmin(opts, (a) => a.users.list(accountId));
       emit(opts, list, () =>
         list.length === 0
           ? `Account ${accountId} has no users.`
@@ -48,7 +46,7 @@ export function registerUsers(program: Command): void {
     .argument('<user-id>')
     .option('--json', JSON_HELP)
     .action(async (userId: string, opts: JsonOption) => {
-      const user = await withServices(async (s) => unwrap(await s.users.remove(userId)));
+      const user = await withAdmin(opts, (a) => a.users.remove(userId));
       emit(opts, user, () => `Removed user ${user.id} ${user.email} from account ${user.account_id}.`);
     });
 }

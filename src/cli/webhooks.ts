@@ -7,8 +7,8 @@ import type { Command } from 'commander';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
 import { commaList, nonEmpty, wholeNumber } from './args.js';
-import { withServices } from './context.js';
-import { emit, JSON_HELP, type JsonOption, orDash, table, unwrap } from './output.js';
+import { withAdmin } from './context.js';
+import { EXIT_FAILED, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 
 /** Thresholds as numbers where they are written as whole numbers; anything else as written, for the use case to name. */
 const thresholdList = (value: string): unknown[] =>
@@ -33,17 +33,22 @@ export function registerWebhooks(program: Command): void {
     .option('--json', JSON_HELP)
     .action(
       async (
-        opts: JsonOption & { url: string; events?: string[]; account?: string; thresholds?: unknown[] },
+        opts: JsonOption & {
+          url: string;
+          server?: string;
+          events?: string[];
+          account?: string;
+          thresholds?: unknown[];
+        },
       ) => {
-        const added = await withServices(async (s) =>
-          unwrap(
-            await s.webhooks.add({
-              url: opts.url,
-              ...(opts.events ? { events: opts.events } : {}),
-              ...(opts.thresholds ? { thresholds: opts.thresholds } : {}),
-              ...(opts.account ? { account_id: opts.account } : {}),
-            }),
-          ),
+        // --url is the endpoint's here (the product's word for it): the server is --server or TOOLGATE_URL.
+        const added = await withAdmin({ url: opts.server }, (a) =>
+          a.webhooks.add({
+            url: opts.url,
+            ...(opts.events ? { events: opts.events } : {}),
+            ...(opts.thresholds ? { thresholds: opts.thresholds } : {}),
+            ...(opts.account ? { account_id: opts.account } : {}),
+          }),
         );
         emit(opts, added, () =>
           [
@@ -66,7 +71,7 @@ export function registerWebhooks(program: Command): void {
     .option('--account <id>', "only this account's endpoints")
     .option('--json', JSON_HELP)
     .action(async (opts: JsonOption & { account?: string }) => {
-      const list = await withServices(async (s) => unwrap(await s.webhooks.list(opts.account)));
+      const list = await withAdmin(opts, (a) => a.webhooks.list(opts.account));
       emit(opts, list, () => endpointsTable(list) || 'No webhook endpoints.');
     });
 
@@ -76,7 +81,7 @@ export function registerWebhooks(program: Command): void {
     .argument('<endpoint-id>')
     .option('--json', JSON_HELP)
     .action(async (id: string, opts: JsonOption) => {
-      const removed = await withServices(async (s) => unwrap(await s.webhooks.remove(id)));
+      const removed = await withAdmin(opts, (a) => a.webhooks.remove(id));
       emit(opts, removed, () => `Removed webhook endpoint ${removed.id} (${removed.url}).`);
     });
 
@@ -92,10 +97,24 @@ export function registerWebhooks(program: Command): void {
     .option('--after <delivery-id>', 'only those after this one')
     .option('--json', JSON_HELP)
     .action(async (id: string, opts: JsonOption & { limit?: number; after?: string }) => {
-      const list = await withServices(async (s) =>
-        unwrap(await s.webhooks.deliveries(id, opts.limit, opts.after)),
+      const list = await withAdmin(opts, (a) =>
+        a.webhooks.deliveries(id, { limit: opts.limit ?? DEFAULT_PAGE, after: opts.after }),
       );
       emit(opts, list, () => deliveriesTable(list) || `Endpoint ${id} has no deliveries.`);
+    });
+
+  webhooks
+    .command('test')
+    .description(
+      'send a signed webhook.test event to an endpoint now, recorded as a delivery (exit 1 if not delivered)',
+    )
+    .argument('<endpoint-id>')
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: JsonOption) => {
+      const d = await withAdmin(opts, (a) => a.webhooks.test(id));
+      emit(opts, d, () => testText(d));
+      // The receiver refused or could not be reached: a script must see it without reading the output.
+      if (d.status !== 'delivered') process.exitCode = EXIT_FAILED;
     });
 
   webhooks
@@ -104,13 +123,21 @@ export function registerWebhooks(program: Command): void {
     .argument('<delivery-id>')
     .option('--json', JSON_HELP)
     .action(async (id: string, opts: JsonOption) => {
-      const d = await withServices(async (s) => unwrap(await s.webhooks.replay(id)));
+      const d = await withAdmin(opts, (a) => a.webhooks.replay(id));
       emit(
         opts,
         d,
         () => `Delivery ${d.id} (${d.type}) is due again now; a running server sends it within a second.`,
       );
     });
+}
+
+/** What the first attempt of a test came to, for people. */
+function testText(d: DeliveryRecord): string {
+  if (d.status === 'delivered')
+    return `Sent webhook.test to endpoint ${d.endpoint_id}: delivered (answered ${d.last_status_code}), as delivery ${d.id}.`;
+  const next = d.next_attempt_at === null ? 'no more attempts' : `retried from ${d.next_attempt_at}`;
+  return `Sent webhook.test to endpoint ${d.endpoint_id}: not delivered (${orDash(d.last_error)}); delivery ${d.id} is ${d.status}, ${next}.`;
 }
 
 function endpointsTable(list: EndpointRecord[]): string {

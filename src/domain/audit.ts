@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'webhook.add',
   'webhook.remove',
   'webhook.replay',
+  'webhook.test',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

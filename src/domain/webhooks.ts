@@ -18,6 +18,14 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The event `toolgate webhooks test` sends to one endpoint, whatever it subscribes to: recorded with
+ * its one delivery, never fanned out, so no endpoint can subscribe to it.
+ */
+export const TEST_EVENT = 'webhook.test';
+/** Every type an event or a delivery may have. */
+export type AnyEventType = EventType | typeof TEST_EVENT;
+
 /** What an endpoint gets when it names no thresholds. */
 export const DEFAULT_THRESHOLDS: readonly number[] = [80, 100];
 
@@ -25,7 +33,7 @@ export const DEFAULT_THRESHOLDS: readonly number[] = [80, 100];
 export interface WebhookEvent {
   /** `msg_…`: the `webhook-id` of every delivery of it, stable across retries and replays. */
   id: string;
-  type: EventType;
+  type: AnyEventType;
   accountId: string | null;
   at: EpochSeconds;
   data: Record<string, unknown>;
@@ -49,7 +57,7 @@ export interface WebhookDelivery {
   id: string;
   endpointId: string;
   eventId: string;
-  type: EventType;
+  type: AnyEventType;
   status: DeliveryStatus;
   attempts: number;
   nextAttemptAt: EpochSeconds | null;
@@ -124,7 +132,7 @@ export function validateEndpoint(
 /** Whether the endpoint wants this event (its account's or any, its types, its thresholds). */
 export function endpointWants(endpoint: WebhookEndpoint, event: WebhookEvent): boolean {
   if (endpoint.accountId !== null && endpoint.accountId !== event.accountId) return false;
-  if (!endpoint.events.includes(event.type)) return false;
+  if (event.type === TEST_EVENT || !endpoint.events.includes(event.type)) return false;
   if (event.type === 'fair_use.threshold')
     return endpoint.thresholds.includes(event.data.threshold as number);
   return true;

@@ -1,13 +1,24 @@
 /**
  * @module Use cases on webhooks: add an endpoint (its secret shown once), list, show and remove
- * endpoints, list an endpoint's deliveries and replay one. Each change is audited (never the
+ * endpoints, list an endpoint's deliveries, replay one, and send a test event now. Each change is audited (never the
  * secret), and this server's dispatcher and threshold cache are told at once.
  */
+
+import { randomUUID } from 'node:crypto';
 import { isoSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { validateEndpoint, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks.js';
+import {
+  retryDelay,
+  TEST_EVENT,
+  validateEndpoint,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from '../domain/webhooks.js';
+import type { DeliveryResult } from '../store/store.js';
 import { BlockedAddressError, checkDestination } from '../webhooks/address-guard.js';
+import { WebhookSender } from '../webhooks/sender.js';
 import { newSigningSecret } from '../webhooks/signing.js';
 import { draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
@@ -64,6 +75,9 @@ export const deliveryRecord = (d: WebhookDelivery): DeliveryRecord => ({
   created_at: isoSeconds(d.createdAt),
   updated_at: isoSeconds(d.updatedAt),
 });
+
+/** How long an endpoint has to answer a test event: what counts as delivered for every event. */
+const TEST_TIMEOUT_MS = 10_000;
 
 export class WebhookService {
   constructor(private readonly deps: ServiceDeps) {}
@@ -152,5 +166,60 @@ export class WebhookService {
     if (!replayed) return fail('not_found', `No webhook delivery "${deliveryId}".`);
     this.deps.webhookWake?.();
     return ok(deliveryRecord(replayed));
+  }
+
+  /**
+   * Sends a signed `webhook.test` event to the endpoint now, whatever events it subscribes to: recorded
+   * as a delivery like any other (so a failed one is retried, and replayable), leased to this call so
+   * no dispatcher sends it at the same time. Answers the delivery after this first attempt.
+   */
+  async test(endpointId: string): Promise<Result<DeliveryRecord>> {
+    const endpoint = await this.deps.store.webhooks.getEndpoint(endpointId);
+    if (!endpoint) return fail('not_found', `No webhook endpoint "${endpointId}".`);
+    const at = now(this.deps);
+    const event: WebhookEvent = {
+      id: newId('msg', this.deps.clock.now()),
+      type: TEST_EVENT,
+      accountId: endpoint.accountId,
+      at,
+      data: { endpoint_id: endpoint.id, account_id: endpoint.accountId },
+    };
+    const lease = { token: randomUUID(), until: at + Math.ceil((2 * TEST_TIMEOUT_MS) / 1000) + 1 };
+    const audit = draftAudit(this.deps, 'webhook.test', endpoint.accountId, endpoint.id, {
+      event_id: event.id,
+    });
+    const deliveryId = newId('whd', this.deps.clock.now());
+    const due = await this.deps.store.webhooks.addLeasedDelivery(
+      event,
+      { id: deliveryId, endpointId },
+      lease,
+      audit,
+    );
+    if (!due) return fail('not_found', `No webhook endpoint "${endpointId}".`);
+    const sender = new WebhookSender({
+      timeoutMs: TEST_TIMEOUT_MS,
+      allowPrivate: this.deps.webhookAllowPrivate ?? false,
+      connections: 1,
+    });
+    let sent: Awaited<ReturnType<WebhookSender['send']>>;
+    try {
+      sent = await sender.send(due.url, due.secret, { id: event.id, body: due.body }, now(this.deps));
+    } finally {
+      await sender.close();
+    }
+    const delay = sent.delivered ? null : retryDelay(1);
+    const result: DeliveryResult = sent.delivered
+      ? { status: 'delivered', nextAttemptAt: null, statusCode: sent.statusCode, error: null }
+      : {
+          status: delay === null ? 'failed' : 'pending',
+          nextAttemptAt: delay === null ? null : now(this.deps) + delay,
+          statusCode: sent.statusCode,
+          error: sent.error,
+        };
+    await this.deps.store.webhooks.settle(deliveryId, lease.token, result, now(this.deps));
+    // A retry is the dispatcher's, on whichever server: tell this one's.
+    if (!sent.delivered) this.deps.webhookWake?.();
+    const after = await this.deps.store.webhooks.getDelivery(deliveryId);
+    return ok(deliveryRecord(after ?? due.delivery));
   }
 }

@@ -210,6 +210,17 @@ export interface WebhookStore {
   ): Promise<DueDelivery[]>;
   /** Records an attempt's result, only while the lease is still the caller's; whether it was. */
   settle(id: string, leaseToken: string, result: DeliveryResult, now: EpochSeconds): Promise<boolean>;
+  /**
+   * Records an event meant for one endpoint only (a `webhook.test`: never fanned out) with its one
+   * delivery, due now and leased to `lease.token` until `lease.until`, so that the caller sends it at
+   * once and settles it; audited. Undefined when there is no such endpoint (nothing recorded).
+   */
+  addLeasedDelivery(
+    event: WebhookEvent,
+    delivery: { id: string; endpointId: string },
+    lease: { token: string; until: EpochSeconds },
+    audit?: AuditEntry,
+  ): Promise<DueDelivery | undefined>;
   listDeliveries(endpointId: string, page: Page): Promise<WebhookDelivery[]>;
   getDelivery(id: string): Promise<WebhookDelivery | undefined>;
   /** Makes the delivery due again now, with a fresh schedule (audited when there was one). */

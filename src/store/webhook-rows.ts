@@ -1,6 +1,7 @@
 /** @module The webhook tables' rows (migration 006) and what both stores make of them. */
 import type { EpochSeconds } from '../domain/clock.js';
 import {
+  type AnyEventType,
   type DeliveryStatus,
   type EventType,
   endpointWants,
@@ -72,7 +73,7 @@ export const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
   id: r.id,
   endpointId: r.endpoint_id,
   eventId: r.event_id,
-  type: r.type as EventType,
+  type: r.type as AnyEventType,
   status: r.status as DeliveryStatus,
   attempts: Number(r.attempts),
   nextAttemptAt: num(r.next_attempt_at),
@@ -86,7 +87,7 @@ export function toEvent(r: EventRow): WebhookEvent {
   const body = JSON.parse(r.body) as { data: Record<string, unknown> };
   return {
     id: r.id,
-    type: r.type as EventType,
+    type: r.type as AnyEventType,
     accountId: r.account_id,
     at: Number(r.created_at),
     data: body.data,

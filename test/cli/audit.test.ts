@@ -10,7 +10,8 @@ let accountId: string;
 let keyId: string;
 let key: string;
 beforeAll(async () => {
-  t = scratch();
+  // Wide enough for every cell whole: fitting the terminal is table.test.ts's.
+  t = scratch({ COLUMNS: '1000' });
   accountId = (await t.json('accounts', 'create', '--name', 'Audit Co', '--tokens', '10')).id;
   ({ id: keyId, key } = await t.json('keys', 'create', accountId, '--name', 'ci'));
 });

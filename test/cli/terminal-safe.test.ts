@@ -28,7 +28,8 @@ let t: Scratch;
 let accountId: string;
 
 beforeAll(async () => {
-  t = scratch();
+  // Wide enough for every cell whole: these tests are about escaping, not about fitting (table.test.ts).
+  t = scratch({ COLUMNS: '1000' });
   accountId = (await t.json('accounts', 'create', '--name', HOSTILE)).id;
   await t.json('keys', 'create', accountId, '--name', HOSTILE);
   await t.json('users', 'add', accountId, '--email', EMAIL);

@@ -31,7 +31,8 @@ const file = (name: string, content: unknown): string => {
 const listJson = () => t.json<ToolRecord[]>('tools', 'list');
 
 beforeAll(() => {
-  t = scratch({ TOOLGATE_UPSTREAM_ENV: 'PEOPLE_TOKEN' });
+  // Wide enough for every cell whole: fitting the terminal is table.test.ts's.
+  t = scratch({ TOOLGATE_UPSTREAM_ENV: 'PEOPLE_TOKEN', COLUMNS: '1000' });
 });
 afterAll(() => t.cleanup());
 

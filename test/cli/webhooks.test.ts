@@ -12,7 +12,8 @@ let t: Scratch;
 let strict: Scratch;
 beforeAll(() => {
   // The receivers of these tests would be on loopback: allowed here, as the server's tests allow it.
-  t = scratch({ TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  // COLUMNS: wide enough for every cell whole (fitting the terminal is table.test.ts's).
+  t = scratch({ TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'true', COLUMNS: '1000' });
   strict = scratch();
 });
 afterAll(() => {

@@ -248,6 +248,66 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
       expect(await store.webhooks.replay('whd_nothing', T)).toBeUndefined();
     });
 
+    it('records a test event for one endpoint with its delivery, leased to the caller, never fanned out', async () => {
+      // Subscribed to nothing a test event is: it goes to this endpoint all the same, and only to it.
+      const ep = endpoint({ events: ['key.created'] });
+      const other = endpoint();
+      await store.webhooks.addEndpoint(ep, 'whsec_c2VjcmV0');
+      await store.webhooks.addEndpoint(other, 'whsec_b3RoZXI=');
+      const event = {
+        id: newId('msg', ++ms),
+        type: 'webhook.test' as const,
+        accountId: null,
+        at: T,
+        data: { endpoint_id: ep.id },
+      };
+      const deliveryId = id('whd');
+      const due = await store.webhooks.addLeasedDelivery(
+        event,
+        { id: deliveryId, endpointId: ep.id },
+        { token: 'tester', until: T + 30 },
+        {
+          id: newId('aud', ++ms),
+          at: T,
+          actor: 'cli:ops',
+          action: 'webhook.test',
+          accountId: null,
+          targetId: ep.id,
+          details: {},
+        },
+      );
+      expect(due).toMatchObject({ url: ep.url, secret: 'whsec_c2VjcmV0', eventAt: T });
+      expect(JSON.parse(due!.body)).toEqual({
+        type: 'webhook.test',
+        timestamp: '2026-04-15T13:55:29Z',
+        data: { endpoint_id: ep.id },
+      });
+      expect(due!.delivery).toMatchObject({
+        id: deliveryId,
+        type: 'webhook.test',
+        status: 'pending',
+        attempts: 0,
+      });
+      // Leased to the caller: no dispatcher takes it; and nothing to fan out to the other endpoint.
+      expect(await store.webhooks.claim(T, 'dispatcher', T + 30, 10)).toEqual([]);
+      expect(await store.webhooks.fanOut(T, () => id('whd'), 100)).toBe(0);
+      expect(await store.webhooks.listDeliveries(other.id, { limit: 10 })).toEqual([]);
+      const done = { status: 'delivered' as const, nextAttemptAt: null, statusCode: 204, error: null };
+      expect(await store.webhooks.settle(deliveryId, 'tester', done, T + 1)).toBe(true);
+      expect(await store.webhooks.listDeliveries(ep.id, { limit: 10 })).toEqual([
+        expect.objectContaining({ id: deliveryId, status: 'delivered', attempts: 1, lastStatusCode: 204 }),
+      ]);
+      expect((await store.listAudit({ limit: 10 })).map((e) => e.action)).toContain('webhook.test');
+      // No such endpoint: nothing recorded.
+      const none = await store.webhooks.addLeasedDelivery(
+        { ...event, id: newId('msg', ++ms) },
+        { id: id('whd'), endpointId: 'whe_nothing' },
+        { token: 'tester', until: T + 30 },
+      );
+      expect(none).toBeUndefined();
+      expect((await events()).map((e) => e.type)).toEqual(['webhook.test']);
+    });
+
     it('removes an endpoint with its deliveries, and prunes finished deliveries by age', async () => {
       const a = account();
       await store.createAccount(a);

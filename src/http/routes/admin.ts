@@ -17,8 +17,10 @@ import { adminKeyRoutes } from './admin-keys.js';
 import { adminPlanRoutes } from './admin-plans.js';
 import { adminTokenRoutes } from './admin-tokens.js';
 import { adminToolRoutes } from './admin-tools.js';
+import { adminToolImportRoutes } from './admin-tools-import.js';
 import { adminUsageRoutes } from './admin-usage.js';
 import { adminUserRoutes } from './admin-users.js';
+import { adminWebhookTestRoutes } from './admin-webhook-test.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 
 declare module 'fastify' {
@@ -85,6 +87,8 @@ export async function adminRoutes(
   adminUsageRoutes(app, s);
   adminPlanRoutes(app, s);
   adminAuditRoutes(app, s);
+  adminToolImportRoutes(app, s);
   adminToolRoutes(app, s);
   adminWebhookRoutes(app, s);
+  adminWebhookTestRoutes(app, s);
 }

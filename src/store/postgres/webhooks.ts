@@ -134,6 +134,40 @@ export class PgWebhooks implements WebhookStore {
     return rows.map(toDue);
   }
 
+  addLeasedDelivery(
+    event: WebhookEvent,
+    delivery: { id: string; endpointId: string },
+    lease: { token: string; until: EpochSeconds },
+    audit?: AuditEntry,
+  ): Promise<DueDelivery | undefined> {
+    return this.t.tx(async (db) => {
+      // FOR SHARE: the endpoint cannot be removed between this check and the delivery's insert.
+      const endpoint = await this.t.one(
+        'SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR SHARE',
+        [delivery.endpointId],
+        db,
+      );
+      if (!endpoint) return undefined;
+      await db.query(
+        'INSERT INTO webhook_events (id, type, account_id, body, created_at, fanned_out) VALUES ($1, $2, $3, $4, $5, 1)',
+        [event.id, event.type, event.accountId, eventBody(event), event.at],
+      );
+      await db.query(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, lease_token, lease_until, created_at, updated_at)
+         VALUES ($1, $2, $3, 'pending', 0, $4, $5, $6, $4, $4)`,
+        [delivery.id, delivery.endpointId, event.id, event.at, lease.token, lease.until],
+      );
+      await writeAudit(audit, db);
+      const row = await this.t.one<DueRow>(
+        `SELECT ${DUE_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+           JOIN webhook_endpoints p ON p.id = d.endpoint_id WHERE d.id = $1`,
+        [delivery.id],
+        db,
+      );
+      return row && toDue(row);
+    });
+  }
+
   async settle(id: string, leaseToken: string, result: DeliveryResult, now: EpochSeconds): Promise<boolean> {
     const res = await guard(() =>
       this.t.all(

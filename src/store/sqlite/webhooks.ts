@@ -125,6 +125,47 @@ export class SqliteWebhooks implements WebhookStore {
     });
   }
 
+  addLeasedDelivery(
+    event: WebhookEvent,
+    delivery: { id: string; endpointId: string },
+    lease: { token: string; until: EpochSeconds },
+    audit?: AuditEntry,
+  ): Promise<DueDelivery | undefined> {
+    return this.x.writeTx(() => {
+      if (!this.x.sql('SELECT 1 FROM webhook_endpoints WHERE id = ?').get(delivery.endpointId))
+        return undefined;
+      this.x
+        .sql(
+          'INSERT INTO webhook_events (id, type, account_id, body, created_at, fanned_out) VALUES (?, ?, ?, ?, ?, 1)',
+        )
+        .run(event.id, event.type, event.accountId, eventBody(event), event.at);
+      this.x
+        .sql(
+          `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, lease_token, lease_until, created_at, updated_at)
+           VALUES (?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          delivery.id,
+          delivery.endpointId,
+          event.id,
+          event.at,
+          lease.token,
+          lease.until,
+          event.at,
+          event.at,
+        );
+      writeAudit(this.x, audit);
+      return toDue(
+        this.x
+          .sql(
+            `SELECT ${DUE_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+               JOIN webhook_endpoints p ON p.id = d.endpoint_id WHERE d.id = ?`,
+          )
+          .get(delivery.id) as DueRow,
+      );
+    });
+  }
+
   settle(id: string, leaseToken: string, result: DeliveryResult, now: EpochSeconds): Promise<boolean> {
     return this.x.writeTx(
       () =>

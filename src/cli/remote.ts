@@ -1,0 +1,136 @@
+/**
+ * @module The `Admin` port over a server's admin API (`--url` / TOOLGATE_URL, with
+ * TOOLGATE_ADMIN_TOKEN): each method one admin request, each error body thrown as the CliError the
+ * use case would have made (same code, message and members), so commands print the same either way.
+ */
+import { seg, type ToolgateAdminClient } from '../client/admin-client.js';
+import { ToolgateError } from '../client/errors.js';
+import { applyLimitAssignments } from '../domain/plans.js';
+import type { HistoryView } from '../service/billing.js';
+import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
+import type { KeyRecord } from '../service/keys.js';
+import type { PlanView } from '../service/plans.js';
+import type { LedgerRecord, TokenAnswer } from '../service/tokens.js';
+import type { UsageAnswer } from '../service/usage.js';
+import type { UserRecord } from '../service/users.js';
+import type { AdminAccountRecord, AuditRecord } from '../service/views.js';
+import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
+import type { Admin } from './admin-port.js';
+import { CliError, EXIT_FAILED, unwrap } from './output.js';
+
+/** The error body's own members, as the use case's failure carried them (no request id: there was no request of ours). */
+function asCliError(err: unknown, exitCode?: number): unknown {
+  if (!(err instanceof ToolgateError)) return err;
+  const { status: _s, error: _e, code: _c, message: _m, request_id: _r, ...details } = err.body ?? {};
+  return new CliError(err.code, err.message, details, exitCode);
+}
+
+export function remoteAdmin(client: ToolgateAdminClient): Admin {
+  const call = async <T>(
+    method: string,
+    path: string,
+    opts: { query?: Record<string, string | number | undefined>; body?: unknown } = {},
+  ): Promise<T> => {
+    try {
+      return await client.request<T>(method, path, opts);
+    } catch (err) {
+      throw asCliError(err);
+    }
+  };
+  const data = async <T>(path: string, query?: Record<string, string | number | undefined>) =>
+    (await call<{ data: T }>('GET', path, query ? { query } : {})).data;
+
+  return {
+    accounts: {
+      create: (input) => call<AdminAccountRecord>('POST', '/accounts', { body: input }),
+      list: (page) => data<AdminAccountRecord[]>('/accounts', { limit: page.limit, after: page.after }),
+      get: (id) => call<AdminAccountRecord>('GET', `/accounts/${seg(id)}`),
+      update: (id, patch) => call<AdminAccountRecord>('PATCH', `/accounts/${seg(id)}`, { body: patch }),
+    },
+    keys: {
+      create: (accountId, name) =>
+        call<KeyRecord & { key: string }>('POST', `/accounts/${seg(accountId)}/keys`, {
+          body: name === undefined ? {} : { name },
+        }),
+      list: (accountId) => data<KeyRecord[]>(`/accounts/${seg(accountId)}/keys`),
+      revoke: (keyId) => call<KeyRecord>('DELETE', `/keys/${seg(keyId)}`),
+    },
+    users: {
+      add: (accountId, email, role) =>
+        call<UserRecord>('POST', `/accounts/${seg(accountId)}/users`, { body: { email, role } }),
+      list: (accountId) => data<UserRecord[]>(`/accounts/${seg(accountId)}/users`),
+      remove: (userId) => call<UserRecord>('DELETE', `/users/${seg(userId)}`),
+    },
+    tokens: {
+      apply: (accountId, input) =>
+        call<TokenAnswer>('POST', `/accounts/${seg(accountId)}/tokens`, { body: input }),
+      ledger: (accountId, page) =>
+        data<LedgerRecord[]>(`/accounts/${seg(accountId)}/tokens`, { limit: page.limit, after: page.after }),
+    },
+    usage: {
+      record: async (accountId, input) => {
+        try {
+          const { body, headers } = await client.exchange<UsageAnswer>(
+            'POST',
+            `/accounts/${seg(accountId)}/usage`,
+            { body: input },
+          );
+          return { response: body, replayed: headers.get('idempotent-replayed') === 'true' };
+        } catch (err) {
+          throw asCliError(err);
+        }
+      },
+      history: (accountId, input) =>
+        call<HistoryView>('GET', `/accounts/${seg(accountId)}/usage/history`, { query: input }),
+    },
+    audit: {
+      list: (input) =>
+        data<AuditRecord[]>('/audit', {
+          account_id: input.accountId,
+          limit: input.limit,
+          after: input.after,
+        }),
+    },
+    plans: {
+      list: () => data<PlanView[]>('/plans'),
+      // The API takes a whole plan: the limits given are applied to the plan as the server has it,
+      // by the rules the database mode applies them with; what is not given stays as it is.
+      set: async (id, assignments, unlimited, subscription) => {
+        const existing = (await data<PlanView[]>('/plans')).find((p) => p.id === id);
+        const limits = unwrap(applyLimitAssignments(existing?.limits, assignments));
+        return call<PlanView>('PUT', `/plans/${seg(id)}`, {
+          body: {
+            unlimited: unlimited ?? existing?.unlimited ?? false,
+            limits,
+            subscription: subscription === undefined ? (existing?.subscription ?? null) : subscription,
+          },
+        });
+      },
+    },
+    tools: {
+      import: async (catalogue, dryRun) => {
+        try {
+          return await client.request<ImportAnswer>('POST', '/tools/import', {
+            query: { dry_run: dryRun ? 'true' : undefined },
+            body: catalogue,
+          });
+        } catch (err) {
+          // Refused members are a failure of the command (exit 1), as in the database mode.
+          throw asCliError(err, err instanceof ToolgateError && err.status === 400 ? EXIT_FAILED : undefined);
+        }
+      },
+      list: () => data<ToolRecord[]>('/tools'),
+      get: (name) => call<ToolRecord>('GET', `/tools/${seg(name)}`),
+      remove: (name) => call<ToolRecord>('DELETE', `/tools/${seg(name)}`),
+    },
+    webhooks: {
+      add: (input) => call<EndpointRecord & { secret: string }>('POST', '/webhooks', { body: input }),
+      list: (accountId) => data<EndpointRecord[]>('/webhooks', { account_id: accountId }),
+      remove: (id) => call<EndpointRecord>('DELETE', `/webhooks/${seg(id)}`),
+      deliveries: (id, page) =>
+        data<DeliveryRecord[]>(`/webhooks/${seg(id)}/deliveries`, { limit: page.limit, after: page.after }),
+      replay: (id) => call<DeliveryRecord>('POST', `/webhook-deliveries/${seg(id)}/replay`),
+      test: (id) => call<DeliveryRecord>('POST', `/webhooks/${seg(id)}/test`),
+    },
+  };
+}
