@@ -146,17 +146,74 @@ export function fairUseMetadata(
   category: Category,
   now: EpochSeconds,
 ): FairUseMetadata {
+  const slots = metadataSlotsOf(limits, category);
+  if (slots.length === 2 && slots[0]!.window === '5h' && slots[1]!.window === '1w') {
+    // The default plans' shape written out: named members cost less than keyed ones, and this is
+    // rendered on every get_account answered from memory.
+    const h5 = metadataPart(slots[0]!, states, category, now);
+    const w1 = metadataPart(slots[1]!, states, category, now);
+    return {
+      records_remaining_5h: h5.remaining,
+      records_reset_5h: h5.reset,
+      records_remaining_1w: w1.remaining,
+      records_reset_1w: w1.reset,
+    };
+  }
   const meta: Record<string, number | string> = {};
-  const windows = Object.hasOwn(limits, category) ? limits[category]!.records : undefined;
-  if (!windows) return meta as unknown as FairUseMetadata;
-  for (const window of Object.keys(windows)) {
-    const limit = windows[window]!;
-    const state = stateOf(states, category, 'records', window);
+  for (const m of slots) {
+    const state = stateOf(states, category, 'records', m.window);
     const running = isRunning(state, now);
-    meta[`records_remaining_${window}`] = running ? Math.max(0, limit - state.used) : limit;
-    meta[`records_reset_${window}`] = isoSeconds(running ? state.endsAt : now + windowSeconds(window)!);
+    meta[m.remainingKey] = running ? Math.max(0, m.limit - state.used) : m.limit;
+    meta[m.resetKey] = isoSeconds(running ? state.endsAt : now + m.lengthSeconds);
   }
   return meta as unknown as FairUseMetadata;
+}
+
+function metadataPart(
+  m: MetadataSlot,
+  states: readonly WindowState[],
+  category: Category,
+  now: EpochSeconds,
+) {
+  const state = stateOf(states, category, 'records', m.window);
+  return isRunning(state, now)
+    ? { remaining: Math.max(0, m.limit - state.used), reset: isoSeconds(state.endsAt) }
+    : { remaining: m.limit, reset: isoSeconds(now + m.lengthSeconds) };
+}
+
+interface MetadataSlot {
+  window: WindowKey;
+  limit: number;
+  lengthSeconds: number;
+  remainingKey: string;
+  resetKey: string;
+}
+
+/**
+ * A category's records windows with their member names, made once per limits object: get_account
+ * answered from memory renders this part every call, and names built per call cost more than it.
+ */
+const metadataCompiled = new WeakMap<PlanLimits, Map<Category, MetadataSlot[]>>();
+
+function metadataSlotsOf(limits: PlanLimits, category: Category): MetadataSlot[] {
+  let byCategory = metadataCompiled.get(limits);
+  if (!byCategory) {
+    byCategory = new Map();
+    metadataCompiled.set(limits, byCategory);
+  }
+  let slots = byCategory.get(category);
+  if (!slots) {
+    const windows = Object.hasOwn(limits, category) ? limits[category]!.records : undefined;
+    slots = Object.keys(windows ?? {}).map((window) => ({
+      window,
+      limit: windows![window]!,
+      lengthSeconds: windowSeconds(window)!,
+      remainingKey: `records_remaining_${window}`,
+      resetKey: `records_reset_${window}`,
+    }));
+    byCategory.set(category, slots);
+  }
+  return slots;
 }
 
 /** The plan's first category: the one get_account's `metadata.fair_use` summarises. */
