@@ -48,7 +48,16 @@ export interface BillingView {
   unlimited: boolean;
   current_period_start: string | null;
   current_period_end: string | null;
+  /** One figure per tool: per record where it charges per record, else per call. */
   token_costs: Record<string, number>;
+  /** Both figures: a tool may charge per call and per record. */
+  token_cost_details: Record<string, TokenCost>;
+}
+
+/** What a tool charges: tokens per call (a hit), plus tokens per record it returns. */
+export interface TokenCost {
+  per_call: number;
+  per_record: number;
 }
 
 export interface UsageView {
@@ -74,7 +83,7 @@ const balanceOf = (s: AccountSnapshot) => (isUnlimited(s.account, s.plan) ? -1 :
 export class BillingService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  billing(snapshot: AccountSnapshot, tokenCosts: Record<string, number>): BillingView {
+  billing(snapshot: AccountSnapshot, tokenCosts: Record<string, TokenCost>): BillingView {
     const { account, plan } = snapshot;
     const period = plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, now(this.deps)) : null;
     return {
@@ -84,7 +93,10 @@ export class BillingService {
       unlimited: isUnlimited(account, plan),
       current_period_start: period ? isoSeconds(period.start) : null,
       current_period_end: period ? isoSeconds(period.end) : null,
-      token_costs: tokenCosts,
+      token_costs: Object.fromEntries(
+        Object.entries(tokenCosts).map(([tool, c]) => [tool, c.per_record > 0 ? c.per_record : c.per_call]),
+      ),
+      token_cost_details: tokenCosts,
     };
   }
 

@@ -12,7 +12,8 @@ export const getBilling: AccountTool = {
   description:
     'Returns the plan, the subscription status and current period (a plan billed monthly runs from when ' +
     'the account joined it; otherwise status none and no dates), the token balance (-1 when unlimited) ' +
-    'and what each tool costs in tokens (per record where it charges per record, else per call). Free.',
+    'and what each tool costs in tokens (token_costs: per record where it charges per record, else per ' +
+    'call; token_cost_details: both). Free.',
   args: Type.Object({}, { additionalProperties: false, description: 'No arguments: send {}' }),
   response: Type.Object({
     results: Type.Object({
@@ -27,7 +28,14 @@ export const getBilling: AccountTool = {
       unlimited: Type.Boolean(),
       current_period_start: Iso,
       current_period_end: Iso,
-      token_costs: Type.Record(Type.String(), Type.Integer()),
+      token_costs: Type.Record(Type.String(), Type.Integer(), {
+        description: 'Per tool: tokens per record where it charges per record, else per call',
+      }),
+      token_cost_details: Type.Record(
+        Type.String(),
+        Type.Object({ per_call: Type.Integer(), per_record: Type.Integer() }),
+        { description: 'Per tool: tokens per call (a hit) and per record returned; both may apply' },
+      ),
     }),
     status: Type.Literal('ok'),
     metadata: Type.Object({ tokens_charged: Type.Integer(), tokens_remaining: Type.Integer() }),

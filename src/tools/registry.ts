@@ -6,6 +6,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ApiError, argumentsMessage } from '../http/errors.js';
+import type { TokenCost } from '../service/billing.js';
 import type { ServedCatalogue } from './catalogue.js';
 import type { Tool } from './tool.js';
 
@@ -33,7 +34,7 @@ const plainSchema = (schema: unknown): ToolListing['inputSchema'] => JSON.parse(
 export class ToolRegistry {
   private readonly registered: Map<string, Callable & { listing: ToolListing }>;
   private listed: { revision: number; tools: ToolListing[] } | undefined;
-  private costs: { revision: number; costs: Record<string, number> } | undefined;
+  private costs: { revision: number; costs: Record<string, TokenCost> } | undefined;
 
   constructor(
     tools: readonly Tool[],
@@ -80,21 +81,20 @@ export class ToolRegistry {
   }
 
   /**
-   * Every tool's token cost, as get_billing shows it: per record where a tool charges per record,
-   * else per call; account tools and free tools 0. Made once per catalogue revision.
+   * Every tool's token cost, per call and per record (get_billing); account tools and free tools 0
+   * and 0. Made once per catalogue revision.
    */
-  tokenCosts(): Record<string, number> {
+  tokenCosts(): Record<string, TokenCost> {
     const revision = this.catalogue?.revision ?? -1;
     if (this.costs?.revision === revision) return this.costs.costs;
-    const costs: Record<string, number> = {};
-    for (const name of this.registered.keys()) costs[name] = 0;
+    const costs: Record<string, TokenCost> = {};
+    for (const name of this.registered.keys()) costs[name] = { per_call: 0, per_record: 0 };
     for (const served of this.catalogue?.list() ?? []) {
       const m = served.definition.metering;
-      costs[served.definition.name] = !m
-        ? 0
-        : m.tokens_per_record > 0
-          ? m.tokens_per_record
-          : m.tokens_per_call;
+      costs[served.definition.name] = {
+        per_call: m?.tokens_per_call ?? 0,
+        per_record: m?.tokens_per_record ?? 0,
+      };
     }
     this.costs = { revision, costs };
     return costs;

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Category } from '../domain/plans.js';
-import type { BillingService } from '../service/billing.js';
+import type { BillingService, TokenCost } from '../service/billing.js';
 import type { UsageService } from '../service/usage.js';
 import type { Reads } from '../store/cached-reads.js';
 
@@ -18,8 +18,8 @@ export interface ToolDeps {
   billing: BillingService;
   /** The `get_account` answer as JSON (Services.accountViewJson). */
   accountViewJson(accountId: string): string | undefined | Promise<string | undefined>;
-  /** Every tool's token cost (get_billing). */
-  tokenCosts(): Record<string, number>;
+  /** Every tool's token cost, per call and per record (get_billing). */
+  tokenCosts(): Record<string, TokenCost>;
 }
 
 /** Who calls, as the door authenticated them. */
