@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { KeyRecord } from '../service/keys.js';
 import { withAdmin } from './context.js';
 import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('create, list and revoke API keys');
@@ -26,14 +27,21 @@ export function registerKeys(program: Command): void {
       );
     });
 
-  keys
-    .command('list')
-    .description("list an account's keys (hints only: keys are not stored)")
-    .argument('<account-id>')
+  withPageOptions(
+    keys
+      .command('list')
+      .description("list an account's keys, oldest first (hints only: keys are not stored)")
+      .argument('<account-id>'),
+    'key-id',
+  )
     .option('--json', JSON_HELP)
-    .action(async (accountId: string, opts: JsonOption) => {
-      const list = await withAdmin(opts, (a) => a.keys.list(accountId));
-      emit(opts, list, () => keysTable(list) || `Account ${accountId} has no keys.`);
+    .action(async (accountId: string, opts: JsonOption & PageOptions) => {
+      const list = pageOf(await withAdmin(opts, (a) => a.keys.list(accountId)), byId, opts);
+      emit(opts, list, () =>
+        list.length === 0
+          ? `Account ${accountId} has no keys${opts.after ? ` after ${opts.after}` : ''}.`
+          : withNextPage(keysTable(list), list, byId, opts, `toolgate keys list ${accountId}`),
+      );
     });
 
   keys
@@ -50,6 +58,8 @@ export function registerKeys(program: Command): void {
       );
     });
 }
+
+const byId = (item: { id: string }) => item.id;
 
 function keysTable(list: KeyRecord[]): string {
   if (list.length === 0) return '';

@@ -6,6 +6,7 @@ import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
 import { withAdmin } from './context.js';
 import { CliError, emit, type FieldValue, fields, JSON_HELP, type JsonOption, table } from './output.js';
+import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
 export function registerTools(program: Command): void {
   const tools = program
@@ -29,13 +30,15 @@ export function registerTools(program: Command): void {
       emit(opts, answer, () => importText(answer));
     });
 
-  tools
-    .command('list')
-    .description('the tool catalogue, by name')
+  withPageOptions(tools.command('list').description('the tool catalogue, by name'), 'name')
     .option('--json', JSON_HELP)
-    .action(async (opts: JsonOption) => {
-      const list = await withAdmin(opts, (a) => a.tools.list());
-      emit(opts, list, () => (list.length === 0 ? 'No tools in the catalogue.' : toolsTable(list)));
+    .action(async (opts: JsonOption & PageOptions) => {
+      const list = pageOf(await withAdmin(opts, (a) => a.tools.list()), byName, opts);
+      emit(opts, list, () =>
+        list.length === 0
+          ? 'No tools in the catalogue.'
+          : withNextPage(toolsTable(list), list, byName, opts, 'toolgate tools list'),
+      );
     });
 
   tools
@@ -178,3 +181,5 @@ function toolBlock(t: ToolRecord): string {
   const schema = JSON.stringify(t.input_schema, null, 2).replace(/^/gm, '  ');
   return `${block}\n\ninput schema:\n${schema}`;
 }
+
+const byName = (tool: { name: string }) => tool.name;

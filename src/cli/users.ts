@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { USER_ROLES } from '../domain/users.js';
 import { withAdmin } from './context.js';
 import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
 export function registerUsers(program: Command): void {
   const users = program.command('users').description('add, list and remove the users of an account');
@@ -23,19 +24,25 @@ export function registerUsers(program: Command): void {
       );
     });
 
-  users
-    .command('list')
-    .description("list an account's users")
-    .argument('<account-id>')
+  withPageOptions(
+    users.command('list').description("list an account's users, oldest first").argument('<account-id>'),
+    'user-id',
+  )
     .option('--json', JSON_HELP)
-    .action(async (accountId: string, opts: JsonOption) => {
-      const list = await withAdmin(opts, (a) => a.users.list(accountId));
+    .action(async (accountId: string, opts: JsonOption & PageOptions) => {
+      const list = pageOf(await withAdmin(opts, (a) => a.users.list(accountId)), byId, opts);
       emit(opts, list, () =>
         list.length === 0
-          ? `Account ${accountId} has no users.`
-          : table(
-              ['id', 'email', 'role', 'created'],
-              list.map((u) => [u.id, u.email, u.role, u.created_at]),
+          ? `Account ${accountId} has no users${opts.after ? ` after ${opts.after}` : ''}.`
+          : withNextPage(
+              table(
+                ['id', 'email', 'role', 'created'],
+                list.map((u) => [u.id, u.email, u.role, u.created_at]),
+              ),
+              list,
+              byId,
+              opts,
+              `toolgate users list ${accountId}`,
             ),
       );
     });
@@ -50,3 +57,5 @@ export function registerUsers(program: Command): void {
       emit(opts, user, () => `Removed user ${user.id} ${user.email} from account ${user.account_id}.`);
     });
 }
+
+const byId = (item: { id: string }) => item.id;

@@ -9,6 +9,7 @@ import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
 import { commaList, nonEmpty, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
 import { EXIT_FAILED, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
 /** Thresholds as numbers where they are written as whole numbers; anything else as written, for the use case to name. */
 const thresholdList = (value: string): unknown[] =>
@@ -65,14 +66,22 @@ export function registerWebhooks(program: Command): void {
       },
     );
 
-  webhooks
-    .command('list')
-    .description('list the endpoints (never their secrets)')
-    .option('--account <id>', "only this account's endpoints")
+  withPageOptions(
+    webhooks
+      .command('list')
+      .description('list the endpoints, oldest first (never their secrets)')
+      .option('--account <id>', "only this account's endpoints"),
+    'endpoint-id',
+  )
     .option('--json', JSON_HELP)
-    .action(async (opts: JsonOption & { account?: string }) => {
-      const list = await withAdmin(opts, (a) => a.webhooks.list(opts.account));
-      emit(opts, list, () => endpointsTable(list) || 'No webhook endpoints.');
+    .action(async (opts: JsonOption & PageOptions & { account?: string }) => {
+      const list = pageOf(await withAdmin(opts, (a) => a.webhooks.list(opts.account)), byId, opts);
+      const command = `toolgate webhooks list${opts.account ? ` --account ${opts.account}` : ''}`;
+      emit(opts, list, () =>
+        list.length === 0
+          ? 'No webhook endpoints.'
+          : withNextPage(endpointsTable(list), list, byId, opts, command),
+      );
     });
 
   webhooks
@@ -139,6 +148,8 @@ function testText(d: DeliveryRecord): string {
   const next = d.next_attempt_at === null ? 'no more attempts' : `retried from ${d.next_attempt_at}`;
   return `Sent webhook.test to endpoint ${d.endpoint_id}: not delivered (${orDash(d.last_error)}); delivery ${d.id} is ${d.status}, ${next}.`;
 }
+
+const byId = (item: { id: string }) => item.id;
 
 function endpointsTable(list: EndpointRecord[]): string {
   if (list.length === 0) return '';

@@ -110,6 +110,7 @@ describe('every command, on the database and through the admin API', { timeout: 
   it('keys and users: create or add, list, revoke or remove', async () => {
     const key = twins(await both(true, ['keys', 'create', account, '--name', 'ci']));
     await both(true, ['keys', 'list', account]);
+    await both(true, ['keys', 'list', account, '--limit', '1']);
     await both(true, ['keys', 'revoke', key]);
     const user = twins(await both(true, ['users', 'add', account, '--email', 'a@example.com']));
     await both(true, ['users', 'list', account]);
