@@ -167,6 +167,15 @@ export function assertNoSecrets(
   }
 }
 
+/** Whether a request path is the root's once its dot segments are resolved (as the router does). */
+function isRoot(url: string): boolean {
+  try {
+    return new URL(url, 'http://host').pathname === '/';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A 2xx is only ever the public routes, or a request carrying the credential its route needs: an
  * admin answer needs the admin token, a tool answer a key (checked loosely: the header contains
@@ -183,10 +192,12 @@ function checkAuthorized(
   const hasAdmin = auth.includes(s.admin);
   if (body === undefined) {
     // HEAD: no body to tell which route answered.
-    if (hasAdmin || /healthz|openapi\.json/.test(req.url)) return;
+    if (hasAdmin || /healthz|readyz|openapi\.json/.test(req.url) || isRoot(req.url)) return;
     fail(req, a, 'a 2xx HEAD answer without the admin token, off the public routes');
   }
-  const isPublic = 'openapi' in body || (body.status === 'ok' && 'store' in body);
+  // The root's pointer to the OpenAPI document (`openapi` member), the document itself, the probes.
+  const isPublic =
+    'openapi' in body || ((body.status === 'ok' || body.status === 'ready') && 'store' in body);
   if (isPublic) return;
   if ('results' in body) {
     if (!hasKey) fail(req, a, 'a tool answered 2xx without a valid API key');
