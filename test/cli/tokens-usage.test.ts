@@ -134,7 +134,7 @@ describe('toolgate plans', () => {
     expect(changed.limits.enrich.records['5h']).toBe(10);
     expect((await t.json('plans', 'set', 'tiny', '--no-unlimited')).unlimited).toBe(false);
 
-    const bad = await t.run('plans', 'set', 'tiny', 'enrich.records.5x=5');
+    const bad = await t.run('plans', 'set', 'tiny', 'enrich.records=5');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('must look like enrich.records.5h=1000');
   });
