@@ -61,16 +61,21 @@ function subscriptionSetting(value: string): 'monthly' | 'none' {
   }
 }
 
-/** The defaults' columns as the seed system shows them ('-' where a plan has none), then any meter of the operator's. */
+/**
+ * The defaults' columns as the seed system shows them ('-' where a plan has none), then a line per
+ * plan with meters of the operator's own (kept out of the table, whose columns are cut to fit).
+ */
 function plansTable(list: PlanView[]): string {
   const limit = (p: PlanView, c: string, u: string, w: string) => p.limits[c]?.[u]?.[w] ?? '-';
-  const others = (p: PlanView) =>
-    planSlots(p.limits)
-      .filter((slot) => !parseSlot(slotName(slot)))
-      .map((slot) => `${slotName(slot)}=${limit(p, slot.category, slot.unit, slot.window)}`)
-      .join(' ');
-  const withOthers = list.some((p) => others(p) !== '');
-  return table(
+  const others = list
+    .map((p) => ({
+      id: p.id,
+      meters: planSlots(p.limits)
+        .filter((slot) => !parseSlot(slotName(slot)))
+        .map((slot) => `${slotName(slot)}=${limit(p, slot.category, slot.unit, slot.window)}`),
+    }))
+    .filter((o) => o.meters.length > 0);
+  const defaults = table(
     [
       'plan',
       'unlimited',
@@ -79,7 +84,6 @@ function plansTable(list: PlanView[]): string {
       'enrich requests 5h',
       'search records 5h/1w',
       'search requests 5h',
-      ...(withOthers ? ['other meters'] : []),
     ],
     list.map((p) => [
       p.id,
@@ -89,7 +93,10 @@ function plansTable(list: PlanView[]): string {
       limit(p, 'enrich', 'requests', '5h'),
       `${limit(p, 'search', 'records', '5h')}/${limit(p, 'search', 'records', '1w')}`,
       limit(p, 'search', 'requests', '5h'),
-      ...(withOthers ? [others(p)] : []),
     ]),
   );
+  if (others.length === 0) return defaults;
+  const width = Math.max(...others.map((o) => o.id.length));
+  const lines = others.map((o) => `  ${o.id.padEnd(width)}  ${o.meters.join('  ')}`);
+  return `${defaults}\n\nMeters of their own:\n${lines.join('\n')}`;
 }
