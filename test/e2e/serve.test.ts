@@ -63,7 +63,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     ]);
   });
 
-  it('loads the MCP SDK with the first MCP request, not at start', async () => {
+  it('loads the MCP SDK with the first MCP message the hot path leaves to it, not at start nor for a handshake or a call', async () => {
     const env = { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'data', 'toolgate.db')}` };
     const hook = join(import.meta.dirname, 'module-load-hook.mjs');
     const server = await startServer(env, ['--import', hook, 'dist/main.js']);
@@ -75,22 +75,39 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
       body: '{}',
     });
     expect(account.status).toBe(200);
-    expect(server.stderr()).not.toContain('resolving @modelcontextprotocol/');
-    const mcp = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: { ...headers, accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      }),
+    const mcp = (message: unknown) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...headers,
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify(message),
+      });
+    const init = await mcp({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
     });
-    expect(mcp.status).toBe(200);
-    expect(((await mcp.json()) as { result?: { serverInfo?: unknown } }).result?.serverInfo).toEqual({
+    expect(init.status).toBe(200);
+    expect(((await init.json()) as { result?: { serverInfo?: unknown } }).result?.serverInfo).toEqual({
       name: 'toolgate',
       version: '1',
     });
+    expect((await mcp({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const call = await mcp({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'get_account', arguments: {} },
+    });
+    expect(call.status).toBe(200);
+    expect(server.stderr()).not.toContain('resolving @modelcontextprotocol/');
+    // A batch is the SDK's to answer.
+    const batch = await mcp([{ jsonrpc: '2.0', id: 3, method: 'ping' }]);
+    expect(batch.status).toBe(200);
     expect(server.stderr()).toContain('resolving @modelcontextprotocol/server');
     expect(await server.stop()).toBe(0);
   });
