@@ -28,6 +28,9 @@ export interface Page {
 export interface UsageRecordInput {
   category: string;
   records?: number | undefined;
+  /** A unit of the category and its amount, instead of records (meters of the operator's own). */
+  unit?: string | undefined;
+  amount?: number | undefined;
   requests?: number | undefined;
   idempotency_key?: string | undefined;
 }

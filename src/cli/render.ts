@@ -1,5 +1,5 @@
 /** @module Rendering an account for people: its fields, and each fair-use window as a text bar. */
-import type { AccountRecord, CategoryFairUse, FairUse, FairUseWindow } from '../client/types.js';
+import type { AccountRecord, FairUse, FairUseWindow } from '../client/types.js';
 import { balanceText, fields } from './output.js';
 
 const BAR_WIDTH = 10;
@@ -18,15 +18,16 @@ export function windowLine(label: string, w: FairUseWindow, labelWidth = label.l
   return `${label.padEnd(labelWidth)}  ${bar(w.used, w.limit)}  ${w.used}/${w.limit} used, ${w.remaining} left, ${when}`;
 }
 
-/** One line per window of the categories present, in the spec's order, labels aligned. */
+/** One line per window of the categories present, in the answer's order, labels aligned. */
 export function fairUseLines(fairUse: Partial<FairUse>, indent = '  '): string[] {
   const rows: Array<[string, FairUseWindow]> = [];
-  for (const category of ['enrich', 'search'] as const) {
-    const c: CategoryFairUse | undefined = fairUse[category];
-    if (!c) continue;
-    rows.push([`${category} records 5h`, c.records['5h']]);
-    rows.push([`${category} records 1w`, c.records['1w']]);
-    rows.push([`${category} requests 5h`, c.requests['5h']]);
+  // Every category, unit and window the answer has, in its order (the plan's): the defaults' or
+  // meters of the operator's own alike.
+  const meters = fairUse as Record<string, Record<string, Record<string, FairUseWindow>> | undefined>;
+  for (const [category, units] of Object.entries(meters)) {
+    if (!units) continue;
+    for (const [unit, windows] of Object.entries(units))
+      for (const [window, w] of Object.entries(windows)) rows.push([`${category} ${unit} ${window}`, w]);
   }
   const width = Math.max(0, ...rows.map(([l]) => l.length));
   return rows.map(([label, w]) => `${indent}${windowLine(label, w, width)}`);

@@ -5,7 +5,6 @@
  */
 import { type Command, Option } from 'commander';
 import { MAX_AMOUNT } from '../domain/fair-use.js';
-import { CATEGORIES } from '../domain/plans.js';
 import type { CountsView, HistoryView } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
@@ -16,6 +15,8 @@ import { fairUseLines } from './render.js';
 interface RecordOptions extends JsonOption {
   category: string;
   records?: number;
+  unit?: string;
+  amount?: number;
   requests?: number;
   idempotencyKey?: string;
 }
@@ -36,8 +37,19 @@ export function registerUsage(program: Command): void {
     .command('record')
     .description('record a consumption: all of it or, if a window would pass its limit, none (exit 1)')
     .argument('<account-id>')
-    .addOption(new Option('--category <category>', 'tool category').choices(CATEGORIES).makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--category <category>',
+        "a category of the account's plan (enrich, search or its own)",
+      ).makeOptionMandatory(),
+    )
     .option('--records <n>', 'records returned (default 0)', wholeNumber('--records', 0, MAX_AMOUNT))
+    .addOption(
+      new Option('--unit <unit>', 'a unit of the category (such as pages), with --amount').conflicts(
+        'records',
+      ),
+    )
+    .option('--amount <n>', 'the amount of --unit', wholeNumber('--amount', 0, MAX_AMOUNT))
     .option('--requests <n>', 'requests made (default 1)', wholeNumber('--requests', 0, MAX_AMOUNT))
     .option('--idempotency-key <key>', 'the same key again is counted once and answers the same')
     .option('--json', JSON_HELP)
@@ -46,6 +58,8 @@ export function registerUsage(program: Command): void {
         a.usage.record(accountId, {
           category: opts.category,
           ...(opts.records !== undefined ? { records: opts.records } : {}),
+          ...(opts.unit !== undefined ? { unit: opts.unit } : {}),
+          ...(opts.amount !== undefined ? { amount: opts.amount } : {}),
           ...(opts.requests !== undefined ? { requests: opts.requests } : {}),
           ...(opts.idempotencyKey !== undefined ? { idempotency_key: opts.idempotencyKey } : {}),
         }),
@@ -113,8 +127,10 @@ function historyCsv(h: HistoryView): string {
 }
 
 function describe(a: UsageAnswer, replayed: boolean, key: string | undefined): string {
-  const { records, requests } = a.recorded;
-  const what = `${records} record${records === 1 ? '' : 's'}, ${requests} request${requests === 1 ? '' : 's'}`;
+  // `7 records, 1 request`; a unit of the plan's own as it is named: `40 pages, 1 request`.
+  const what = Object.entries(a.recorded)
+    .map(([unit, n]) => `${n} ${n === 1 && unit.endsWith('s') ? unit.slice(0, -1) : unit}`)
+    .join(', ');
   const head = replayed
     ? `Already recorded under idempotency key "${key}" (${a.category}: ${what}); counted once. Windows as first recorded:`
     : `Recorded ${a.category} for ${a.account_id}: ${what}. Windows now:`;

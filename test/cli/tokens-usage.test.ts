@@ -162,6 +162,53 @@ describe('toolgate usage record', () => {
     );
   });
 
+  it("records a unit of a plan's own meters, and prints its windows", async () => {
+    expect((await t.run('plans', 'set', 'team', 'scrape.pages.1d=100', 'scrape.requests.1h=10')).code).toBe(
+      0,
+    );
+    const id = await newAccount('--plan', 'team');
+    const answer = await t.json(
+      'usage',
+      'record',
+      id,
+      '--category',
+      'scrape',
+      '--unit',
+      'pages',
+      '--amount',
+      '40',
+    );
+    expect(answer.recorded).toEqual({ pages: 40, requests: 1 });
+    expect(answer.fair_use.scrape.pages['1d']).toMatchObject({ limit: 100, used: 40, remaining: 60 });
+    const human = await t.run(
+      'usage',
+      'record',
+      id,
+      '--category',
+      'scrape',
+      '--unit',
+      'pages',
+      '--amount',
+      '1',
+    );
+    expect(human.stdout).toContain(`Recorded scrape for ${id}: 1 page, 1 request. Windows now:`);
+    expect(human.stdout).toMatch(/scrape pages 1d\s+\[####------\]\s+41\/100 used, 59 left/);
+    expect(human.stdout).toMatch(/scrape requests 1h\s+\[##--------\]\s+2\/10 used/);
+    const unknown = await t.run(
+      'usage',
+      'record',
+      id,
+      '--category',
+      'scrape',
+      '--unit',
+      'messages',
+      '--amount',
+      '1',
+    );
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unit must be one of pages, requests for scrape (got "messages").');
+  });
+
   it('refuses a consumption past a limit with exit 1 and the error body, recording nothing', async () => {
     const id = await newAccount('--plan', 'tiny');
     await t.json('usage', 'record', id, '--category', 'search', '--records', '4');
