@@ -152,25 +152,33 @@ const cut = (cell: string, width: number) => (cell.length <= width ? cell : `${c
 
 /** Cells people copy whole (ids, times, numbers): their column is cut only when free text cannot make room. */
 const WHOLE = /^(?:[a-z]{2,4}_[0-9a-z]{20,}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|[-+]?\d+|-)$/;
-/** Columns this narrow (a status, a type, a count) are never cut: there is little to gain and much to lose. */
+/** Columns this narrow (a status, a type, a count) are cut only when nothing else is left to cut. */
 const SHORT = 16;
 
 /**
- * Column widths that fit `room`: long free-text columns (names, details, URLs, errors) give way
- * first, the widest one character at a time, then long columns of ids and times; none below its
- * heading or SHORT characters, so a table may stay wider than `room` rather than lose its short
- * columns. `--json` always has the whole text.
+ * Column widths that fit `room`, one character at a time from the widest column: first long
+ * free-text columns (names, details, URLs, errors), then long columns of ids and times, each down
+ * to SHORT characters; then any column but the first, down to its heading. Only a table whose
+ * first column and other headings alone are wider than `room` stays wider. `--json` always has the
+ * whole text.
  */
 function fitWidths(natural: number[], headers: readonly string[], body: string[][], room: number): number[] {
   const widths = [...natural];
-  const floor = natural.map((w, i) => Math.min(w, Math.max(SHORT, headers[i]?.length ?? 0)));
+  // The first column names the row (an id, a plan, a time): it is never cut.
+  const heading = natural.map((w, i) => (i === 0 ? w : Math.min(w, Math.max(3, headers[i]?.length ?? 0))));
+  const short = natural.map((w, i) => Math.max(heading[i]!, Math.min(w, SHORT)));
   const whole = natural.map((_, i) => body.every((r) => WHOLE.test(r[i] ?? '')));
+  const phases: Array<{ may: (i: number) => boolean; floor: number[] }> = [
+    { may: (i) => !whole[i], floor: short },
+    { may: (i) => whole[i]!, floor: short },
+    { may: () => true, floor: heading },
+  ];
   let total = widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
-  for (const phase of [false, true]) {
+  for (const { may, floor } of phases) {
     while (total > room) {
       let widest = -1;
       for (let i = 0; i < widths.length; i++) {
-        if (whole[i] !== phase || widths[i]! <= floor[i]!) continue;
+        if (!may(i) || widths[i]! <= floor[i]!) continue;
         if (widest < 0 || widths[i]! > widths[widest]!) widest = i;
       }
       if (widest < 0) break;

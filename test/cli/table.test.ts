@@ -35,12 +35,14 @@ describe('table', () => {
     expect(line).toMatch(new RegExp(`^${id} {2}A rather long .*…$`));
   });
 
-  it('never cuts a short column, nor a long one below its heading: the table may stay wider', () => {
-    const out = table(
-      ['identifier_of_the_account', 'status'],
-      [['acc_0123456789abcdef0123456789', 'suspended']],
-      10,
+  it('cuts short columns last, never below their heading, and never the first column', () => {
+    const row = ['acc_0123456789abcdef0123456789', 'suspended'];
+    expect(table(['status', 'identifier'], [[...row].reverse()], 24).split('\n')[1]).toBe(
+      'suspended  acc_01234567…',
     );
-    expect(out.split('\n')[1]).toBe('acc_0123456789abcdef0123…  suspended');
+    // The first column names the row: never cut.
+    expect(table(['identifier', 'status'], [row], 10).split('\n')[1]).toBe(
+      'acc_0123456789abcdef0123456789  suspe…',
+    );
   });
 });
