@@ -123,7 +123,7 @@ describe('toolgate tools', () => {
       tools: [
         { name: 'brand_new', upstream: { url: 'https://ok.example.com/x' } }, // fine on its own
         { name: 'Bad Name', upstream: { url: 'ftp://files.example.com/' } },
-        { ...PING, metering: { category: 'weather' } },
+        { ...PING, metering: { category: 'Weather!' } },
         { name: 'slow', upstream: { url: 'http://a.example.com/', timeout_ms: 0 }, extra: true },
       ],
     });
@@ -141,7 +141,9 @@ describe('toolgate tools', () => {
     const lines = human.stderr.trimEnd().split('\n');
     expect(lines[0]).toBe('toolgate: The catalogue has 5 problems; nothing was changed.');
     expect(lines.slice(1).map((l) => l.match(/^ {2}(\S+): /)?.[1])).toEqual(paths);
-    expect(human.stderr).toContain('  /tools/2/metering/category: must be "enrich" or "search"\n');
+    expect(human.stderr).toContain(
+      '  /tools/2/metering/category: must be a category name: [a-z][a-z0-9_]{0,31}, such as enrich\n',
+    );
 
     const json = await t.run('tools', 'import', path, '--json');
     expect(json.code).toBe(1);

@@ -74,7 +74,7 @@ describe('admin API: tools and key verification', () => {
     const res = await admin('PUT', '/tools/get_account', {
       name: 'other_name',
       upstream: { url: 'ftp://example.com', timeout_ms: 0, headers: { Host: 'x' } },
-      metering: { category: 'both', tokens_per_call: -1 },
+      metering: { category: 'Both!', tokens_per_call: -1 },
       color: 'blue',
     });
     expect(res.statusCode).toBe(400);
