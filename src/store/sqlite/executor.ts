@@ -246,15 +246,16 @@ export class SqliteExecutor {
 
   /**
    * ping() while writes go through. Once one was refused as unavailable, a probe write instead: a
-   * row added and removed in one transaction, committed and made durable like any small write (a
-   * frame in the WAL). A row rewritten as it is would not do: SQLite writes no page whose bytes
-   * did not change.
+   * row added and removed in one transaction, committed and made durable like any write. A row
+   * rewritten as it is would not do: SQLite writes no page whose bytes did not change. The row
+   * carries a quarter MiB, so that the few WAL frames a refused write left behind on a full disk
+   * do not make it ready: writes of some size must fit again.
    */
   async ready(): Promise<void> {
     if (!this.refusal) return this.ping();
     await this.writeTx(() => {
       this.sql(
-        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (-1, 'readiness probe', 0)",
+        'INSERT INTO schema_migrations (version, name, applied_at) VALUES (-1, zeroblob(262144), 0)',
       ).run();
       this.sql('DELETE FROM schema_migrations WHERE version = -1').run();
     });
