@@ -1,6 +1,6 @@
 /** @module ToolgateAdminClient: calls the admin API under `{baseUrl}/admin/v1` with a bearer admin token. */
 
-import { exchangeJson } from './http.js';
+import { exchangeJson, serverUrl } from './http.js';
 import { DEFAULT_TIMEOUT_MS } from './toolgate-client.js';
 
 export interface ToolgateAdminClientOptions {
@@ -22,19 +22,10 @@ export class ToolgateAdminClient {
   private readonly timeoutMs: number;
 
   constructor(options: ToolgateAdminClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new TypeError(`baseUrl must be an absolute http(s) URL (got "${options.baseUrl}").`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new TypeError(`baseUrl must be an http or https URL (got "${options.baseUrl}").`);
-    }
     if (typeof options.adminToken !== 'string' || options.adminToken === '') {
       throw new TypeError('adminToken must be a non-empty string.');
     }
-    this.baseUrl = url.href.replace(/\/+$/, '');
+    this.baseUrl = serverUrl(options.baseUrl);
     this.token = options.adminToken;
     this.fetchFn = options.fetch ?? globalThis.fetch;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

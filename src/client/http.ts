@@ -6,6 +6,20 @@
 import { ToolgateError } from './errors.js';
 import type { ErrorBody } from './types.js';
 
+/** A server's base URL, checked (absolute, http or https) and without its trailing slashes. */
+export function serverUrl(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new TypeError(`baseUrl must be an absolute http(s) URL (got "${baseUrl}").`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`baseUrl must be an http or https URL (got "${baseUrl}").`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 export interface JsonRequest {
   method: string;
   url: string;

@@ -1,5 +1,5 @@
 /** @module ToolgateClient: calls `POST {baseUrl}/api/v1/tools/<tool>` with a bearer API key, over global fetch. */
-import { sendJson } from './http.js';
+import { sendJson, serverUrl } from './http.js';
 import type { GetAccountResponse } from './types.js';
 
 export interface ToolgateClientOptions {
@@ -22,15 +22,6 @@ export class ToolgateClient {
   private readonly timeoutMs: number;
 
   constructor(options: ToolgateClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new TypeError(`baseUrl must be an absolute http(s) URL (got "${options.baseUrl}").`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new TypeError(`baseUrl must be an http or https URL (got "${options.baseUrl}").`);
-    }
     if (typeof options.apiKey !== 'string' || options.apiKey === '') {
       throw new TypeError('apiKey must be a non-empty string.');
     }
@@ -38,7 +29,7 @@ export class ToolgateClient {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${timeoutMs}).`);
     }
-    this.baseUrl = url.href.replace(/\/+$/, '');
+    this.baseUrl = serverUrl(options.baseUrl);
     this.apiKey = options.apiKey;
     this.fetchFn = options.fetch ?? globalThis.fetch;
     this.timeoutMs = timeoutMs;
