@@ -2,20 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import {
   allowedVariables,
-  countRecords,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
-  expectedRecords,
   headerVariables,
   type Problem,
   parseCatalogue,
   parseTool,
-  pointerGet,
   resolveHeaders,
   type ToolDefinition,
   type ToolMetering,
   tokenCost,
 } from '../../src/domain/catalogue.js';
+import { countRecords, expectedRecords, pointerGet } from '../../src/domain/json-pointer.js';
 
 const example = {
   name: 'search_people',
