@@ -12,7 +12,7 @@ import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaNam
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { proxyInFront, type TcpProxy } from './tcp-proxy.js';
 import { WriteLoad } from './write-load.js';
 
 const available = await postgresAvailable();
@@ -33,12 +33,9 @@ describe.skipIf(!available)('PostgreSQL connections cut under write load', () =>
   beforeAll(async () => {
     upstream = await startTestUpstream();
     upstream.on('ping', (_call, res) => sendJson(res, 200, { results: { pong: true } }));
-    const target = new URL(POSTGRES_URL);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(POSTGRES_URL);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const front = await proxyInFront(POSTGRES_URL);
+    proxy = front.proxy;
+    const viaProxy = front.url;
     viaProxy.searchParams.set('application_name', appName);
     server = await startServer({
       TOOLGATE_DATABASE_URL: viaProxy.toString(),

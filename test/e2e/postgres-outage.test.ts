@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { proxyInFront, type TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,12 +17,9 @@ describe.skipIf(!available)('PostgreSQL unreachable', () => {
   let accountId: string;
 
   beforeAll(async () => {
-    const target = new URL(POSTGRES_URL);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const viaProxy = new URL(POSTGRES_URL);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
+    const front = await proxyInFront(POSTGRES_URL);
+    proxy = front.proxy;
+    const viaProxy = front.url;
     viaProxy.searchParams.set('application_name', appName);
     server = await startServer({
       TOOLGATE_DATABASE_URL: viaProxy.toString(),

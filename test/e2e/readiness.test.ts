@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
 import { adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { proxyInFront, type TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
 const isRoot = process.getuid?.() === 0;
@@ -156,12 +156,9 @@ describe.skipIf(!available)('PostgreSQL refusing writes', () => {
     const db = new URL(POSTGRES_URL).pathname.slice(1);
     await admin.query(`CREATE ROLE ${role} LOGIN`);
     await admin.query(`GRANT CREATE ON DATABASE "${db}" TO ${role}`);
-    const target = new URL(POSTGRES_URL);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    await proxy.start();
-    const url = new URL(POSTGRES_URL);
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
+    const front = await proxyInFront(POSTGRES_URL);
+    proxy = front.proxy;
+    const url = front.url;
     url.username = role;
     url.password = '';
     server = await startServer({

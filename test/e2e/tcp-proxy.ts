@@ -73,3 +73,14 @@ export class TcpProxy {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }
+
+/** A started proxy in front of the server of `targetUrl` (PostgreSQL's), and that URL pointed through it. */
+export async function proxyInFront(targetUrl: string): Promise<{ proxy: TcpProxy; url: URL }> {
+  const target = new URL(targetUrl);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  await proxy.start();
+  const url = new URL(targetUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  return { proxy, url };
+}
