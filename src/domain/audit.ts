@@ -23,6 +23,9 @@ export const AUDIT_ACTIONS = [
   'webhook.remove',
   'webhook.replay',
   'webhook.test',
+  'user.role',
+  'console.sign_in',
+  'console.sign_out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -5,8 +5,11 @@
  */
 import { randomFillSync } from 'node:crypto';
 
-/** `msg`: a webhook event (its `webhook-id`); `whe`, `whd`: a webhook endpoint, a delivery. */
-export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud' | 'msg' | 'whe' | 'whd';
+/**
+ * `msg`: a webhook event (its `webhook-id`); `whe`, `whd`: a webhook endpoint, a delivery; `ses`: a
+ * console session.
+ */
+export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud' | 'msg' | 'whe' | 'whd' | 'ses';
 
 // Crockford base32, lower case: sorts in the same order as the values it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -18,7 +18,7 @@ import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
-import type { User } from '../domain/users.js';
+import type { User, UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
 
 /** What `get_account` needs, read in one go. */
@@ -231,6 +231,62 @@ export interface WebhookStore {
   events(page: Page): Promise<WebhookEvent[]>;
 }
 
+/** A console sign-in link as stored: the token's hash only; used once, before it expires. */
+export interface ConsoleLink {
+  tokenHash: string;
+  email: string;
+  /** The account it leads into (an invitation, or an operator's link for one account); null: any. */
+  accountId: string | null;
+  purpose: 'sign-in' | 'invite';
+  /** A path on this origin to go to after signing in (the OAuth consent, for one). */
+  returnTo: string | null;
+  createdAt: EpochSeconds;
+  expiresAt: EpochSeconds;
+  usedAt: EpochSeconds | null;
+}
+
+/** A console session as stored: the cookie value's hash only. */
+export interface ConsoleSessionRecord {
+  /** `ses_…`: what audit entries and grants may name (never the cookie value). */
+  id: string;
+  tokenHash: string;
+  email: string;
+  createdAt: EpochSeconds;
+  lastSeenAt: EpochSeconds;
+}
+
+/** One account an email belongs to, as a user of it. */
+export interface ConsoleMembership {
+  accountId: string;
+  accountName: string;
+  userId: string;
+  role: UserRole;
+}
+
+/** The console's own data: sign-in links and sessions, and who an email is across accounts. */
+export interface ConsoleStore {
+  addLink(link: ConsoleLink, audit?: AuditEntry): Promise<void>;
+  /**
+   * Marks the link used, in one conditional statement: only one caller ever gets it, and only while
+   * unused and not expired at `now`. Undefined otherwise (unknown, used, or expired).
+   */
+  useLink(tokenHash: string, now: EpochSeconds): Promise<ConsoleLink | undefined>;
+  addSession(session: ConsoleSessionRecord, audit?: AuditEntry): Promise<void>;
+  getSession(tokenHash: string): Promise<ConsoleSessionRecord | undefined>;
+  /** Moves last_seen_at forward (never back). */
+  touchSession(id: string, at: EpochSeconds): Promise<void>;
+  /** Whether there was such a session (audited only then). */
+  endSession(id: string, audit?: AuditEntry): Promise<boolean>;
+  /** Ends every session of the email; how many. */
+  endSessionsOf(email: string): Promise<number>;
+  /** The accounts the email is a user of, by account id. */
+  memberships(email: string): Promise<ConsoleMembership[]>;
+  /** Sets a user's role (audited when the user exists); the user after, or undefined. */
+  setUserRole(userId: string, role: UserRole, audit?: AuditEntry): Promise<User | undefined>;
+  /** Deletes links expired before `now` and sessions idle since `idleBefore` or made before `createdBefore`. */
+  prune(now: EpochSeconds, idleBefore: EpochSeconds, createdBefore: EpochSeconds): Promise<void>;
+}
+
 /** Where a store's warnings go (a server's log): a message, and fields to log with it. */
 export type Warn = (message: string, fields: Record<string, unknown>) => void;
 
@@ -314,4 +370,5 @@ export interface Store {
   readonly catalogue: CatalogueStore;
   readonly usageHistory: UsageHistoryStore;
   readonly webhooks: WebhookStore;
+  readonly console: ConsoleStore;
 }

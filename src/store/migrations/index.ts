@@ -8,6 +8,7 @@ import { webhooksMigration } from './006-webhooks.js';
 import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
 import { ledgerIdempotencyIndex } from './008-ledger-idempotency-index.js';
 import { meters } from './009-meters.js';
+import { consoleMigration } from './011-console.js';
 
 export interface Migration {
   version: number;
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly Migration[] = [
   fairUseOnAccounts,
   ledgerIdempotencyIndex,
   meters,
+  consoleMigration,
 ];
 
 export function migrationLabel(m: Migration): string {

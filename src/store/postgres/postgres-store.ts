@@ -31,6 +31,7 @@ import { insertAccount } from './accounts.js';
 import { listAudit, writeAudit } from './audit.js';
 import { PgCatalogue } from './catalogue.js';
 import { ChangeFeed } from './change-feed.js';
+import { PgConsole } from './console.js';
 import { PgGroupCommit } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
 import { appendLedger, listLedger } from './ledger.js';
@@ -53,6 +54,7 @@ export class PostgresStore implements Store {
   readonly catalogue: PgCatalogue;
   readonly usageHistory: PgUsageHistory;
   readonly webhooks: PgWebhooks;
+  readonly console: PgConsole;
   private readonly users: PgUsers;
   private readonly consumptions: PgGroupCommit;
 
@@ -73,6 +75,7 @@ export class PostgresStore implements Store {
     this.catalogue = new PgCatalogue(this.t);
     this.usageHistory = new PgUsageHistory(this.t);
     this.webhooks = new PgWebhooks(this.t);
+    this.console = new PgConsole(this.t);
     this.users = new PgUsers(this.t);
     this.consumptions = new PgGroupCommit(this.t);
   }

@@ -30,6 +30,7 @@ import type {
 import { listAudit, writeAudit } from './audit.js';
 import { SqliteCatalogue } from './catalogue.js';
 import type { Checkpointer } from './checkpointer.js';
+import { SqliteConsole } from './console.js';
 import { makePrivate } from './driver.js';
 import { type ExecutorOptions, SqliteExecutor } from './executor.js';
 import { FairUseSql } from './fair-use-sql.js';
@@ -52,6 +53,7 @@ export class SqliteStore implements Store {
   readonly catalogue: SqliteCatalogue;
   readonly usageHistory: SqliteUsageHistory;
   readonly webhooks: SqliteWebhooks;
+  readonly console: SqliteConsole;
 
   constructor(options: SqliteStoreOptions) {
     makePrivate(options.path);
@@ -59,6 +61,7 @@ export class SqliteStore implements Store {
     this.catalogue = new SqliteCatalogue(this.x);
     this.usageHistory = new SqliteUsageHistory(this.x);
     this.webhooks = new SqliteWebhooks(this.x);
+    this.console = new SqliteConsole(this.x);
     this.users = new SqliteUsers(this.x);
     this.windows = new FairUseSql(this.x);
     this.groupCommit = new GroupCommit(this.x, this.windows);

@@ -1,0 +1,257 @@
+/**
+ * @module The console's sign-in and sessions, on the services and the console's own sub-store: links
+ * (a hash kept, single use, 15 minutes), sessions (a hash of the cookie value kept, 24 h idle, 30 days
+ * at most), sign-up, and who a session's email is in which accounts, asked on every request so that a
+ * removed membership counts at once. No Fastify here: the CLI and the admin API make links too.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { nowSeconds } from '../domain/clock.js';
+import { fail, ok, type Result } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import { validateUser } from '../domain/users.js';
+import type { Services } from '../service/index.js';
+import type { ConsoleLink, ConsoleStore } from '../store/store.js';
+import type { SignedIn } from './identity.js';
+import type { SignInMail } from './mailer.js';
+
+export const LINK_TTL_SECONDS = 15 * 60;
+export const IDLE_SECONDS = 24 * 60 * 60;
+export const ABSOLUTE_SECONDS = 30 * 24 * 60 * 60;
+/** last_seen_at is written at most this often per session (a write per page view would be waste). */
+const TOUCH_EVERY_SECONDS = 60;
+
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const newToken = () => randomBytes(32).toString('base64url');
+
+/** Who acts, in the audit trail, when a signed-in person does something. */
+export const userActor = (email: string) => `user:${email}`;
+
+/**
+ * A path on this origin, or null: starts with one `/` (not `//` nor `/\`, which browsers take for
+ * another host), no control characters, of a sane length.
+ */
+export function safeReturnTo(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2000) return null;
+  if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  return value;
+}
+
+export interface ConsoleServiceOptions {
+  /** TOOLGATE_PUBLIC_URL, or the server's own address once it listens. */
+  publicUrl: () => string;
+  signup: 'open' | 'closed';
+  signupPlan: string;
+}
+
+export interface LinkRequest {
+  email: string;
+  accountId?: string | null;
+  purpose?: ConsoleLink['purpose'];
+  returnTo?: string | null;
+}
+
+export interface Followed {
+  /** The session cookie's value: given to the browser, never stored. */
+  cookieValue: string;
+  sessionId: string;
+  email: string;
+  /** Where to go: the link's path, its account, or the chooser. */
+  next: string;
+}
+
+export class ConsoleService {
+  constructor(
+    readonly services: Services,
+    private readonly options: ConsoleServiceOptions,
+  ) {}
+
+  private get store(): ConsoleStore {
+    return this.services.deps.store.console;
+  }
+
+  private now(): number {
+    return nowSeconds(this.services.deps.clock);
+  }
+
+  get signupOpen(): boolean {
+    return this.options.signup === 'open';
+  }
+
+  publicUrl(): string {
+    return this.options.publicUrl().replace(/\/+$/, '');
+  }
+
+  /** Stores a new link and answers its URL; no check of who the email is (callers decide). */
+  async makeLink(request: LinkRequest): Promise<string> {
+    const token = newToken();
+    const t = this.now();
+    await this.store.addLink({
+      tokenHash: sha256(token),
+      email: request.email,
+      accountId: request.accountId ?? null,
+      purpose: request.purpose ?? 'sign-in',
+      returnTo: safeReturnTo(request.returnTo),
+      createdAt: t,
+      expiresAt: t + LINK_TTL_SECONDS,
+      usedAt: null,
+    });
+    return `${this.publicUrl()}/console/auth?token=${token}`;
+  }
+
+  /**
+   * An operator's link (CLI, admin API): for a user of some account (of `accountId` when given), or
+   * for anyone while sign-up is open and no account is named.
+   */
+  async operatorLink(email: unknown, accountId?: string): Promise<Result<{ url: string }>> {
+    const valid = validateUser(email, 'member');
+    if (!valid.ok) return valid;
+    const address = valid.value.email;
+    const memberships = await this.store.memberships(address);
+    if (accountId !== undefined) {
+      if (!memberships.some((m) => m.accountId === accountId))
+        return fail('not_found', `No user ${address} in account "${accountId}".`);
+    } else if (memberships.length === 0 && !this.signupOpen) {
+      return fail('not_found', `No account has a user ${address} (and sign-up is closed).`);
+    }
+    return ok({ url: await this.makeLink({ email: address, accountId: accountId ?? null }) });
+  }
+
+  /**
+   * The sign-in form's work, done after the answer is sent (the answer never depends on it): the
+   * mail to send, or undefined when the email is nobody's and sign-up is closed.
+   */
+  async signInRequested(email: string, returnTo: string | null): Promise<SignInMail | undefined> {
+    const memberships = await this.store.memberships(email);
+    if (memberships.length === 0 && !this.signupOpen) return undefined;
+    // Expired links and sessions go as new ones come: no timer needed.
+    const t = this.now();
+    await this.store.prune(t, t - IDLE_SECONDS, t - ABSOLUTE_SECONDS);
+    return { to: email, url: await this.makeLink({ email, returnTo }) };
+  }
+
+  /** An invitation: the user is added now (audited as the inviting owner); the link signs them in. */
+  async invite(
+    actorEmail: string,
+    accountId: string,
+    email: unknown,
+    role: unknown,
+  ): Promise<Result<SignInMail>> {
+    const added = await this.services.as(userActor(actorEmail)).users.add(accountId, email, role);
+    if (!added.ok) return added;
+    const account = await this.services.deps.store.getAccount(accountId);
+    const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
+    return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
+  }
+
+  /** Uses the link (once, in time) and opens a session; sign-up happens here when it is open. */
+  async followLink(token: unknown): Promise<Result<Followed>> {
+    if (typeof token !== 'string' || token.length < 20 || token.length > 100)
+      return fail('not_found', 'This sign-in link is not valid.');
+    const t = this.now();
+    const link = await this.store.useLink(sha256(token), t);
+    if (!link) return fail('not_found', 'This sign-in link is not valid, was used already, or has expired.');
+    let memberships = await this.store.memberships(link.email);
+    if (memberships.length === 0) {
+      if (!this.signupOpen) return fail('not_found', 'This sign-in link is not valid.');
+      const created = await this.signUp(link.email);
+      if (!created.ok) return created;
+      memberships = await this.store.memberships(link.email);
+    }
+    const cookieValue = newToken();
+    const sessionId = newId('ses', this.services.deps.clock.now());
+    await this.store.addSession(
+      { id: sessionId, tokenHash: sha256(cookieValue), email: link.email, createdAt: t, lastSeenAt: t },
+      {
+        id: newId('aud', this.services.deps.clock.now()),
+        at: t,
+        actor: userActor(link.email),
+        action: 'console.sign_in',
+        accountId: link.accountId,
+        targetId: sessionId,
+        details: { purpose: link.purpose },
+      },
+    );
+    const linked = link.accountId && memberships.find((m) => m.accountId === link.accountId);
+    const only = memberships.length === 1 ? memberships[0] : undefined;
+    const next =
+      link.returnTo ??
+      (linked ? `/console/a/${linked.accountId}/` : only ? `/console/a/${only.accountId}/` : '/console/');
+    return ok({ cookieValue, sessionId, email: link.email, next });
+  }
+
+  /** A new account on the sign-up plan, with the email as its owner; both audited as the new user. */
+  private async signUp(email: string): Promise<Result<unknown>> {
+    const as = this.services.as(userActor(email));
+    const account = await as.accounts.create({ name: email, plan: this.options.signupPlan });
+    if (!account.ok) return account;
+    return as.users.add(account.value.id, email, 'owner');
+  }
+
+  /** The person behind a session cookie, or undefined (unknown, idle, too old, or no account left). */
+  async signedIn(cookieValue: string | undefined): Promise<SignedIn | undefined> {
+    if (!cookieValue || cookieValue.length > 100) return undefined;
+    const session = await this.store.getSession(sha256(cookieValue));
+    if (!session) return undefined;
+    const t = this.now();
+    if (session.lastSeenAt <= t - IDLE_SECONDS || session.createdAt <= t - ABSOLUTE_SECONDS) {
+      await this.store.endSession(session.id);
+      return undefined;
+    }
+    const memberships = await this.store.memberships(session.email);
+    if (memberships.length === 0) {
+      // Removed from every account: the session ends with the last membership.
+      await this.store.endSessionsOf(session.email);
+      return undefined;
+    }
+    if (t - session.lastSeenAt >= TOUCH_EVERY_SECONDS) await this.store.touchSession(session.id, t);
+    return { email: session.email, sessionId: session.id, memberships };
+  }
+
+  async signOut(who: SignedIn): Promise<void> {
+    await this.store.endSession(who.sessionId, {
+      id: newId('aud', this.services.deps.clock.now()),
+      at: this.now(),
+      actor: userActor(who.email),
+      action: 'console.sign_out',
+      accountId: null,
+      targetId: who.sessionId,
+      details: {},
+    });
+  }
+
+  /** Changes a user's role, within the account (another account's user is not found). */
+  async setRole(
+    actorEmail: string,
+    accountId: string,
+    userId: string,
+    role: unknown,
+  ): Promise<Result<unknown>> {
+    const valid = validateUser('x@example.com', role);
+    if (!valid.ok) return valid;
+    const user = await this.services.deps.store.getUser(userId);
+    if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
+    const audit = {
+      id: newId('aud', this.services.deps.clock.now()),
+      at: this.now(),
+      actor: userActor(actorEmail),
+      action: 'user.role' as const,
+      accountId,
+      targetId: userId,
+      details: { email: user.email, role: valid.value.role },
+    };
+    const updated = await this.store.setUserRole(userId, valid.value.role, audit);
+    return updated ? ok(updated) : fail('not_found', `No user "${userId}".`);
+  }
+
+  /** Removes a user of the account; their sessions end when it was their last account. */
+  async removeUser(actorEmail: string, accountId: string, userId: string): Promise<Result<unknown>> {
+    const user = await this.services.deps.store.getUser(userId);
+    if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
+    const removed = await this.services.as(userActor(actorEmail)).users.remove(userId);
+    if (!removed.ok) return removed;
+    if ((await this.store.memberships(user.email)).length === 0) await this.store.endSessionsOf(user.email);
+    return removed;
+  }
+}
