@@ -7,6 +7,8 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminToken } from '../config.js';
+import { type ConsoleIdentity, type ConsoleSettings, registerConsole } from '../console/index.js';
+import type { ConnectedApps } from '../console/pages/connected-apps.js';
 import { newId } from '../domain/ids.js';
 import { mcpRoutes } from '../mcp/route.js';
 import type { Services } from '../service/index.js';
@@ -17,6 +19,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
 import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { OpenApiDocument } from './openapi.js';
 import { type RateLimitOptions, RateLimits } from './rate-limit.js';
 import { lazyChildLogger, withRequestSerializer } from './request-logger.js';
 import { adminRoutes } from './routes/admin.js';
@@ -48,6 +51,10 @@ export interface AppDeps {
   allowedOrigins?: readonly string[];
   /** false: the MCP SDK answers every message, the hot ones included (tests compare both). */
   mcpFastPath?: boolean;
+  /** The customers' console at /console (TOOLGATE_CONSOLE); none: off. */
+  console?: ConsoleSettings;
+  /** The OAuth grants the console's "Connected apps" lists; none: it lists none. */
+  connectedApps?: ConnectedApps;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -196,6 +203,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.allowedOrigins ? { allowedOrigins: deps.allowedOrigins } : {}),
     ...(deps.mcpFastPath === false ? { fastPath: false } : {}),
   });
+  // The console in a scope of its own; its identity answers other surfaces (OAuth consent) who is signed in.
+  const consoleIdentity: ConsoleIdentity | undefined = deps.console
+    ? await registerConsole(app, {
+        services: deps.services,
+        settings: deps.console,
+        tokenCosts: () => calls.registry.tokenCosts(),
+        openapi: consoleOpenApi(app, deps.catalogue),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+        ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),
+      })
+    : undefined;
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {
@@ -208,7 +226,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   await app.register(metaRoutes, {
     store: deps.services.deps.store,
+    console: consoleIdentity !== undefined,
     ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
   });
   return app;
+}
+
+/** The OpenAPI document as /openapi.json serves it, made when the console's Connect page first asks. */
+function consoleOpenApi(app: FastifyInstance, catalogue: ServedCatalogue | undefined) {
+  const document = new OpenApiDocument(() => app.swagger() as Record<string, unknown>, catalogue);
+  return () => document.current() as Record<string, unknown>;
 }

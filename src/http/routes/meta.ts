@@ -22,7 +22,10 @@ const ROOT = {
 // The probes take no credentials (a load balancer calls them), and answer 200 or 503.
 const probe = { security: [], tags: ['operations'] };
 
-export async function metaRoutes(app: FastifyInstance, opts: { store: Store; catalogue?: ServedCatalogue }) {
+export async function metaRoutes(
+  app: FastifyInstance,
+  opts: { store: Store; catalogue?: ServedCatalogue; console?: boolean },
+) {
   app.get(
     '/healthz',
     {
@@ -59,7 +62,10 @@ export async function metaRoutes(app: FastifyInstance, opts: { store: Store; cat
       return { status: 'ready' as const, store: opts.store.backend };
     },
   );
-  app.get('/', { schema: { hide: true } }, async () => ROOT);
+  // With the console on, a person opening the server's address lands on it.
+  if (opts.console)
+    app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
+  else app.get('/', { schema: { hide: true } }, async () => ROOT);
   const openapi = new OpenApiDocument(() => app.swagger() as Record<string, unknown>, opts.catalogue);
   app.get('/openapi.json', { schema: { hide: true } }, async () => openapi.current());
 }

@@ -1,0 +1,180 @@
+/**
+ * @module What every console page shares: the signed-in person and the account in the URL (any
+ * account they do not belong to is 404, as is any path that does not exist), owner-only pages, the
+ * CSRF check on every POST, the layout's data (navigation, sign-out form), and error pages.
+ */
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { errorStatus } from '../http/errors.js';
+import type { TokenCost } from '../service/billing.js';
+import type { Membership, SignedIn } from './identity.js';
+import type { CookieIdentity } from './identity-impl.js';
+import type { Mailer } from './mailer.js';
+import type { ConnectedApps } from './pages/connected-apps.js';
+import type { ConsoleService } from './service.js';
+
+export interface ConsolePageDeps {
+  service: ConsoleService;
+  identity: CookieIdentity;
+  mailer: Mailer;
+  tokenCosts: () => Record<string, TokenCost>;
+  openapi: () => Record<string, unknown>;
+  connectedApps: ConnectedApps;
+  logger?: Logger;
+}
+
+/** A page of one account, as the signed-in person sees it. */
+export interface AccountContext {
+  who: SignedIn;
+  membership: Membership;
+  owner: boolean;
+}
+
+export type AccountParams = { accountId: string };
+
+/** Account ids are short; anything longer is no account's (and never reaches the database). */
+export const ACCOUNT_PARAMS = {
+  type: 'object',
+  properties: { accountId: { type: 'string', maxLength: 64 } },
+  required: ['accountId'],
+} as const;
+
+const CONTEXT = Symbol('console.account');
+type WithContext = FastifyRequest & { [CONTEXT]?: AccountContext };
+
+export function accountOf(request: FastifyRequest): AccountContext {
+  const ctx = (request as WithContext)[CONTEXT];
+  if (!ctx) throw new Error('console page without its account guard');
+  return ctx;
+}
+
+/** An error page's answer: 404 and the like, rendered. */
+export class PageError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = () => new PageError(404, 'There is no such page.');
+
+/**
+ * Signed in (else to sign-in and back), a user of the URL's account (else 404), and an owner when
+ * `ownersOnly` (else 404: a member is not told what an owner's page holds).
+ */
+export function accountGuard(deps: ConsolePageDeps, ownersOnly = false): preHandlerHookHandler {
+  return async (request, reply) => {
+    const who = await deps.identity.who(request);
+    if (!who) {
+      deps.identity.redirectToSignIn(reply, request.method === 'GET' ? request.url : '/console/');
+      return reply;
+    }
+    const { accountId } = request.params as AccountParams;
+    const membership = who.memberships.find((m) => m.accountId === accountId);
+    if (!membership) throw notFound();
+    const owner = membership.role === 'owner';
+    if (ownersOnly && !owner) throw notFound();
+    (request as WithContext)[CONTEXT] = { who, membership, owner };
+  };
+}
+
+/** The guards of a POST: its CSRF token first (403), then the account (404). */
+export function postGuards(app: FastifyInstance, deps: ConsolePageDeps, ownersOnly = false) {
+  return [app.csrfProtection, accountGuard(deps, ownersOnly)] as preHandlerHookHandler[];
+}
+
+export interface NavItem {
+  name: string;
+  href: string;
+  current: boolean;
+}
+
+const PAGES = [
+  { name: 'Overview', path: '', ownersOnly: false },
+  { name: 'Usage', path: 'usage', ownersOnly: false },
+  { name: 'API keys', path: 'keys', ownersOnly: false },
+  { name: 'Billing', path: 'billing', ownersOnly: false },
+  { name: 'Members', path: 'members', ownersOnly: true },
+  { name: 'Connect', path: 'connect', ownersOnly: false },
+  { name: 'Connected apps', path: 'connected-apps', ownersOnly: false },
+] as const;
+
+export type PageName = (typeof PAGES)[number]['name'];
+
+export const accountPath = (accountId: string, path = '') => `/console/a/${accountId}/${path}`;
+
+/** Renders `template` in the layout of an account's pages, with the navigation and the sign-out form. */
+export async function renderAccountPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  current: PageName,
+  template: string,
+  data: Record<string, unknown>,
+  status = 200,
+): Promise<FastifyReply> {
+  const ctx = accountOf(request);
+  const accountId = ctx.membership.accountId;
+  const nav: NavItem[] = PAGES.filter((p) => !p.ownersOnly || ctx.owner).map((p) => ({
+    name: p.name,
+    href: accountPath(accountId, p.path),
+    current: p.name === current,
+  }));
+  const html = await reply.viewAsync(template, {
+    title: current,
+    nav,
+    email: ctx.who.email,
+    accountName: ctx.membership.accountName,
+    accountId,
+    role: ctx.membership.role,
+    owner: ctx.owner,
+    several: ctx.who.memberships.length > 1,
+    csrf: reply.generateCsrf(),
+    ...data,
+  });
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+/** Renders a page outside any account (sign-in, the chooser, errors). */
+export async function renderPlainPage(
+  reply: FastifyReply,
+  template: string,
+  data: Record<string, unknown>,
+  status = 200,
+): Promise<FastifyReply> {
+  const html = await reply.viewAsync(template, { nav: [], email: null, ...data });
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+/** Errors and unknown paths as pages, not the API's JSON. */
+export function installPageHandlers(app: FastifyInstance, deps: ConsolePageDeps): void {
+  app.setErrorHandler(async (err: FastifyError, request, reply) => {
+    const given = err.statusCode ?? 0;
+    const status = given >= 400 && given < 500 ? given : errorStatus(err);
+    if (status >= 500) (deps.logger ?? request.log).error({ err }, 'console page failed');
+    const message =
+      status === 403
+        ? 'This form has expired or did not come from this site. Go back, reload the page and try again.'
+        : status === 404
+          ? 'There is no such page.'
+          : status >= 500
+            ? 'Something went wrong on our side. Try again in a moment.'
+            : 'The request could not be handled.';
+    return renderPlainPage(reply, 'error', { title: `Error ${status}`, status, message }, status);
+  });
+  app.setNotFoundHandler(async (_request, reply) =>
+    renderPlainPage(
+      reply,
+      'error',
+      { title: 'Not found', status: 404, message: 'There is no such page.' },
+      404,
+    ),
+  );
+}

@@ -1,0 +1,128 @@
+/**
+ * @module The console: registers the customers' web pages under /console on the app, in a scope of
+ * their own (cookies, forms, CSRF, views and the security headers apply to it alone: the API's hot
+ * routes pay nothing), and answers the ConsoleIdentity other surfaces (OAuth consent) ask.
+ */
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import view from '@fastify/view';
+import { Eta } from 'eta';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { TokenCost } from '../service/billing.js';
+import type { Services } from '../service/index.js';
+import { assetRoutes, consoleDir } from './assets.js';
+import { type ConsolePageDeps, installPageHandlers } from './context.js';
+import type { ConsoleIdentity } from './identity.js';
+import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
+import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
+import { billingPage } from './pages/billing.js';
+import { connectPage } from './pages/connect.js';
+import { type ConnectedApps, connectedAppsPage, NO_CONNECTED_APPS } from './pages/connected-apps.js';
+import { keysPage } from './pages/keys.js';
+import { membersPage } from './pages/members.js';
+import { overviewPage } from './pages/overview.js';
+import { signInPages } from './pages/sign-in.js';
+import { usagePage } from './pages/usage.js';
+import { ConsoleService } from './service.js';
+
+export type { ConsoleIdentity, SignedIn } from './identity.js';
+export { ConsoleService } from './service.js';
+
+/** What the operator configures (TOOLGATE_PUBLIC_URL, TOOLGATE_SMTP_*, TOOLGATE_CONSOLE_SIGNUP*). */
+export interface ConsoleSettings {
+  /** The public base URL: links in mails, the MCP URL shown; read when needed (a test's port is known late). */
+  publicUrl: () => string;
+  smtpUrl?: string;
+  smtpFrom?: string;
+  signup?: 'open' | 'closed';
+  signupPlan?: string;
+  /** NODE_ENV=production: without SMTP, links are never logged. */
+  production?: boolean;
+  /** Where links go instead of SMTP (tests); wins over smtpUrl. */
+  mailer?: Mailer;
+}
+
+export interface ConsoleDeps {
+  services: Services;
+  settings: ConsoleSettings;
+  /** What each tool costs (the registry's), for the Billing page. */
+  tokenCosts: () => Record<string, TokenCost>;
+  /** The OpenAPI document /openapi.json serves, for the Connect page's API reference. */
+  openapi: () => Record<string, unknown>;
+  logger?: Logger;
+  /** The OAuth grants for "Connected apps"; none until OAuth provides them. */
+  connectedApps?: ConnectedApps;
+}
+
+async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined): Promise<Mailer> {
+  if (settings.mailer) return settings.mailer;
+  if (settings.smtpUrl)
+    return smtpMailer(settings.smtpUrl, settings.smtpFrom ?? 'toolgate <toolgate@localhost>');
+  const log = logger ?? { info: () => {}, warn: () => {} };
+  return settings.production ? noMailer(log as Logger) : logMailer(log as Logger);
+}
+
+/** Registers /console (and its assets) and answers who is signed in, for other surfaces. */
+export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<ConsoleIdentity> {
+  const service = new ConsoleService(deps.services, {
+    publicUrl: deps.settings.publicUrl,
+    signup: deps.settings.signup ?? 'closed',
+    signupPlan: deps.settings.signupPlan ?? 'free',
+  });
+  const names = cookieNames(deps.settings.publicUrl().startsWith('https://'));
+  const identity = new CookieIdentity(service, names);
+  const mailer = await makeMailer(deps.settings, deps.logger);
+  app.addHook('onClose', async () => mailer.close?.());
+  const pageDeps: ConsolePageDeps = {
+    service,
+    identity,
+    mailer,
+    tokenCosts: deps.tokenCosts,
+    openapi: deps.openapi,
+    connectedApps: deps.connectedApps ?? NO_CONNECTED_APPS,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  };
+  await app.register(
+    async (scope) => {
+      await scope.register(helmet, {
+        global: true,
+        contentSecurityPolicy: {
+          useDefaults: false,
+          directives: {
+            defaultSrc: ["'self'"],
+            baseUri: ["'self'"],
+            formAction: ["'self'"],
+            frameAncestors: ["'none'"],
+            objectSrc: ["'none'"],
+          },
+        },
+        // The console's pages are its own; nothing from elsewhere is embedded.
+        crossOriginEmbedderPolicy: false,
+      });
+      await scope.register(cookie);
+      await scope.register(formbody, { bodyLimit: 16 * 1024 });
+      await scope.register(csrf, { cookieKey: names.csrf, cookieOpts: cookieOptions(names) });
+      await scope.register(view, {
+        engine: { eta: new Eta({ autoEscape: true, cache: true }) },
+        templates: consoleDir('views'),
+        // Templates are read once and kept (pages render in well under a millisecond after).
+        production: true,
+      });
+      installPageHandlers(scope, pageDeps);
+      await scope.register(assetRoutes);
+      await scope.register(signInPages, pageDeps);
+      await scope.register(overviewPage, pageDeps);
+      await scope.register(usagePage, pageDeps);
+      await scope.register(keysPage, pageDeps);
+      await scope.register(billingPage, pageDeps);
+      await scope.register(membersPage, pageDeps);
+      await scope.register(connectPage, pageDeps);
+      await scope.register(connectedAppsPage, pageDeps);
+    },
+    { prefix: '/console' },
+  );
+  return identity;
+}

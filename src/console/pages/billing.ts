@@ -1,0 +1,32 @@
+/**
+ * @module Billing: plan, subscription and its current period, balance, and what each tool costs,
+ * as get_billing answers them (the same service call, with the served tools' costs).
+ */
+import type { FastifyInstance } from 'fastify';
+import {
+  ACCOUNT_PARAMS,
+  type AccountParams,
+  accountGuard,
+  accountOf,
+  type ConsolePageDeps,
+  notFound,
+  renderAccountPage,
+} from '../context.js';
+
+export async function billingPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
+  app.get<{ Params: AccountParams }>(
+    '/a/:accountId/billing',
+    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request).membership;
+      const services = deps.service.services;
+      const snapshot = await services.deps.reads.getSnapshot(accountId);
+      if (!snapshot) throw notFound();
+      const billing = services.billing.billing(snapshot, deps.tokenCosts());
+      const costs = Object.entries(billing.token_cost_details)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([tool, c]) => ({ tool, perCall: c.per_call, perRecord: c.per_record }));
+      return renderAccountPage(request, reply, 'Billing', 'billing', { billing, costs });
+    },
+  );
+}

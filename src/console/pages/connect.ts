@@ -1,0 +1,66 @@
+/**
+ * @module Connect: the MCP URL and ready snippets for Claude Code, Cursor and claude.ai, and the
+ * API reference, rendered on the server from the OpenAPI document /openapi.json serves (the
+ * operator's own admin API left out).
+ */
+import type { FastifyInstance } from 'fastify';
+import {
+  ACCOUNT_PARAMS,
+  type AccountParams,
+  accountGuard,
+  type ConsolePageDeps,
+  renderAccountPage,
+} from '../context.js';
+
+export interface Operation {
+  method: string;
+  path: string;
+  summary: string;
+  description: string;
+}
+
+type PathItem = Record<string, { summary?: string; description?: string; operationId?: string } | undefined>;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** The customer's operations of the document: every path but the admin API's, in path order. */
+export function operations(document: Record<string, unknown>): Operation[] {
+  const paths = (document.paths ?? {}) as Record<string, PathItem>;
+  const found: Operation[] = [];
+  for (const path of Object.keys(paths).sort()) {
+    if (path.startsWith('/admin/')) continue;
+    for (const method of METHODS) {
+      const op = paths[path]?.[method];
+      if (!op) continue;
+      found.push({
+        method: method.toUpperCase(),
+        path,
+        summary: op.summary ?? op.operationId ?? '',
+        description: op.description ?? '',
+      });
+    }
+  }
+  return found;
+}
+
+export async function connectPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
+  app.get<{ Params: AccountParams }>(
+    '/a/:accountId/connect',
+    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
+    async (request, reply) => {
+      const base = deps.service.publicUrl();
+      const mcpUrl = `${base}/mcp`;
+      const cursor = JSON.stringify(
+        { mcpServers: { toolgate: { url: mcpUrl, headers: { Authorization: 'Bearer <your API key>' } } } },
+        null,
+        2,
+      );
+      return renderAccountPage(request, reply, 'Connect', 'connect', {
+        base,
+        mcpUrl,
+        claudeCode: `claude mcp add --transport http toolgate ${mcpUrl} --header "Authorization: Bearer <your API key>"`,
+        cursor,
+        operations: operations(deps.openapi()),
+      });
+    },
+  );
+}

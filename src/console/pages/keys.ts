@@ -1,0 +1,111 @@
+/**
+ * @module API keys: the account's keys (name, hint, created, last used); for owners, a "Create key"
+ * form after which the full key is shown once, and "Revoke" per key behind a confirmation page
+ * (no script needed). A member sees the list only; an owner's forms answer a member 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyRecord } from '../../service/keys.js';
+import {
+  ACCOUNT_PARAMS,
+  type AccountParams,
+  accountGuard,
+  accountOf,
+  type ConsolePageDeps,
+  notFound,
+  PageError,
+  postGuards,
+  renderAccountPage,
+} from '../context.js';
+import { userActor } from '../service.js';
+
+type KeyParams = AccountParams & { keyId: string };
+const KEY_PARAMS = {
+  type: 'object',
+  properties: { accountId: { type: 'string', maxLength: 64 }, keyId: { type: 'string', maxLength: 64 } },
+  required: ['accountId', 'keyId'],
+} as const;
+
+async function keysOf(deps: ConsolePageDeps, accountId: string): Promise<KeyRecord[]> {
+  const listed = await deps.service.services.keys.list(accountId);
+  if (!listed.ok) throw notFound();
+  // Active keys first, newest first within each.
+  return listed.value.sort((a, b) =>
+    a.status === b.status ? (a.id < b.id ? 1 : -1) : a.status === 'active' ? -1 : 1,
+  );
+}
+
+/** The account's key `keyId`, or 404 (another account's key is not found either). */
+async function keyOf(deps: ConsolePageDeps, accountId: string, keyId: string): Promise<KeyRecord> {
+  const key = (await keysOf(deps, accountId)).find((k) => k.id === keyId);
+  if (!key) throw notFound();
+  return key;
+}
+
+async function keysPageView(
+  deps: ConsolePageDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  extra: Record<string, unknown> = {},
+  status = 200,
+): Promise<FastifyReply> {
+  const { accountId } = accountOf(request).membership;
+  return renderAccountPage(
+    request,
+    reply,
+    'API keys',
+    'keys',
+    { keys: await keysOf(deps, accountId), created: null, error: null, name: '', ...extra },
+    status,
+  );
+}
+
+export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
+  const page = { schema: { hide: true, params: ACCOUNT_PARAMS } };
+  const keyPage = { schema: { hide: true, params: KEY_PARAMS } };
+
+  app.get<{ Params: AccountParams }>(
+    '/a/:accountId/keys',
+    { ...page, preHandler: accountGuard(deps) },
+    (request, reply) => keysPageView(deps, request, reply),
+  );
+
+  app.post<{ Params: AccountParams; Body: { name?: unknown } }>(
+    '/a/:accountId/keys',
+    { ...page, preHandler: postGuards(app, deps, true) },
+    async (request, reply) => {
+      const { who, membership } = accountOf(request);
+      const raw = typeof request.body?.name === 'string' ? request.body.name.trim() : '';
+      const created = await deps.service.services
+        .as(userActor(who.email))
+        .keys.create(membership.accountId, raw === '' ? null : raw);
+      if (!created.ok) {
+        if (created.error.code === 'not_found') throw notFound();
+        return keysPageView(deps, request, reply, { error: created.error.message, name: raw }, 400);
+      }
+      return keysPageView(deps, request, reply, { created: created.value }, 201);
+    },
+  );
+
+  app.get<{ Params: KeyParams }>(
+    '/a/:accountId/keys/:keyId/revoke',
+    { ...keyPage, preHandler: accountGuard(deps, true) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request).membership;
+      const key = await keyOf(deps, accountId, request.params.keyId);
+      if (key.status !== 'active') throw new PageError(409, 'This key is already revoked.');
+      return renderAccountPage(request, reply, 'API keys', 'key-revoke', { key, title: 'Revoke key' });
+    },
+  );
+
+  app.post<{ Params: KeyParams }>(
+    '/a/:accountId/keys/:keyId/revoke',
+    { ...keyPage, preHandler: postGuards(app, deps, true) },
+    async (request, reply) => {
+      const { who, membership } = accountOf(request);
+      const key = await keyOf(deps, membership.accountId, request.params.keyId);
+      const revoked = await deps.service.services.as(userActor(who.email)).keys.revoke(key.id);
+      if (!revoked.ok) throw notFound();
+      return reply.redirect(`/console/a/${membership.accountId}/keys`, 303);
+    },
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * @module Members (owners only): the account's users; invite by email (the user is added at once and
+ * sent a sign-in link), change a role, remove (confirmed; their sessions end with their last
+ * account). The account always keeps an owner.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { UserRecord } from '../../service/users.js';
+import {
+  ACCOUNT_PARAMS,
+  type AccountParams,
+  accountGuard,
+  accountOf,
+  type ConsolePageDeps,
+  notFound,
+  PageError,
+  postGuards,
+  renderAccountPage,
+} from '../context.js';
+
+type UserParams = AccountParams & { userId: string };
+const USER_PARAMS = {
+  type: 'object',
+  properties: { accountId: { type: 'string', maxLength: 64 }, userId: { type: 'string', maxLength: 64 } },
+  required: ['accountId', 'userId'],
+} as const;
+
+async function usersOf(deps: ConsolePageDeps, accountId: string): Promise<UserRecord[]> {
+  const listed = await deps.service.services.users.list(accountId);
+  if (!listed.ok) throw notFound();
+  return listed.value;
+}
+
+async function userOf(deps: ConsolePageDeps, accountId: string, userId: string) {
+  const users = await usersOf(deps, accountId);
+  const user = users.find((u) => u.id === userId);
+  if (!user) throw notFound();
+  return { user, owners: users.filter((u) => u.role === 'owner').length };
+}
+
+const lastOwner = () => new PageError(409, 'The account must keep at least one owner.');
+
+async function membersView(
+  deps: ConsolePageDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  extra: Record<string, unknown> = {},
+  status = 200,
+): Promise<FastifyReply> {
+  const { accountId } = accountOf(request).membership;
+  const users = await usersOf(deps, accountId);
+  return renderAccountPage(
+    request,
+    reply,
+    'Members',
+    'members',
+    { users, error: null, invited: null, value: '', ...extra },
+    status,
+  );
+}
+
+export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
+  const page = { schema: { hide: true, params: ACCOUNT_PARAMS } };
+  const userPage = { schema: { hide: true, params: USER_PARAMS } };
+  const log = deps.logger;
+
+  app.get<{ Params: AccountParams; Querystring: { invited?: string } }>(
+    '/a/:accountId/members',
+    { ...page, preHandler: accountGuard(deps, true) },
+    (request, reply) =>
+      membersView(deps, request, reply, { invited: request.query.invited === '1' ? true : null }),
+  );
+
+  app.post<{ Params: AccountParams; Body: { email?: unknown; role?: unknown } }>(
+    '/a/:accountId/members',
+    { ...page, preHandler: postGuards(app, deps, true) },
+    async (request, reply) => {
+      const { who, membership } = accountOf(request);
+      const invited = await deps.service.invite(
+        who.email,
+        membership.accountId,
+        request.body?.email,
+        request.body?.role ?? 'member',
+      );
+      if (!invited.ok) {
+        if (invited.error.code === 'not_found') throw notFound();
+        const value = typeof request.body?.email === 'string' ? request.body.email : '';
+        return membersView(deps, request, reply, { error: invited.error.message, value }, 400);
+      }
+      deps.mailer
+        .send(invited.value)
+        .catch((err: unknown) => (log ?? request.log).error({ err }, 'console invitation not sent'));
+      return reply.redirect(`/console/a/${membership.accountId}/members?invited=1`, 303);
+    },
+  );
+
+  app.post<{ Params: UserParams; Body: { role?: unknown } }>(
+    '/a/:accountId/members/:userId/role',
+    { ...userPage, preHandler: postGuards(app, deps, true) },
+    async (request, reply) => {
+      const { who, membership } = accountOf(request);
+      const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
+      if (user.role === 'owner' && request.body?.role !== 'owner' && owners <= 1) throw lastOwner();
+      const changed = await deps.service.setRole(
+        who.email,
+        membership.accountId,
+        user.id,
+        request.body?.role,
+      );
+      if (!changed.ok) {
+        if (changed.error.code === 'not_found') throw notFound();
+        throw new PageError(400, changed.error.message);
+      }
+      return reply.redirect(`/console/a/${membership.accountId}/members`, 303);
+    },
+  );
+
+  app.get<{ Params: UserParams }>(
+    '/a/:accountId/members/:userId/remove',
+    { ...userPage, preHandler: accountGuard(deps, true) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request).membership;
+      const { user } = await userOf(deps, accountId, request.params.userId);
+      return renderAccountPage(request, reply, 'Members', 'member-remove', { user, title: 'Remove member' });
+    },
+  );
+
+  app.post<{ Params: UserParams }>(
+    '/a/:accountId/members/:userId/remove',
+    { ...userPage, preHandler: postGuards(app, deps, true) },
+    async (request, reply) => {
+      const { who, membership } = accountOf(request);
+      const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
+      if (user.role === 'owner' && owners <= 1) throw lastOwner();
+      const removed = await deps.service.removeUser(who.email, membership.accountId, user.id);
+      if (!removed.ok) throw notFound();
+      const self = user.email === who.email;
+      return reply.redirect(self ? '/console/' : `/console/a/${membership.accountId}/members`, 303);
+    },
+  );
+}

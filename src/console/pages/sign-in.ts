@@ -1,0 +1,112 @@
+/**
+ * @module Signing in and out: the email form (always the same answer, the link made and mailed
+ * after it is sent, so neither the page nor its timing tells a known email from an unknown one),
+ * the link's landing (single use; it opens the session), the account chooser, and sign-out.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { SlidingWindowLimiter } from '../../domain/rate-limit.js';
+import { validateUser } from '../../domain/users.js';
+import { type ConsolePageDeps, renderPlainPage } from '../context.js';
+import { appendSetCookie } from '../identity-impl.js';
+import { safeReturnTo } from '../service.js';
+
+/** Links asked for one email, and from one client address, per LIMIT_WINDOW_SECONDS. */
+export const LINKS_PER_EMAIL = 5;
+export const LINKS_PER_ADDRESS = 10;
+const LIMIT_WINDOW_SECONDS = 15 * 60;
+
+interface SignInBody {
+  email?: unknown;
+  return_to?: unknown;
+}
+
+export async function signInPages(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
+  const clock = deps.service.services.deps.clock;
+  const perEmail = new SlidingWindowLimiter(LINKS_PER_EMAIL, LIMIT_WINDOW_SECONDS, clock);
+  const perAddress = new SlidingWindowLimiter(LINKS_PER_ADDRESS, LIMIT_WINDOW_SECONDS, clock);
+  const log = deps.logger;
+
+  const signInForm = (reply: FastifyReply, data: Record<string, unknown>, status = 200) =>
+    renderPlainPage(reply, 'sign-in', { title: 'Sign in', csrf: reply.generateCsrf(), ...data }, status);
+
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    const who = await deps.identity.who(request);
+    if (!who) return deps.identity.redirectToSignIn(reply, '/console/');
+    if (who.memberships.length === 1)
+      return reply.redirect(`/console/a/${who.memberships[0]!.accountId}/`, 303);
+    return renderPlainPage(reply, 'chooser', {
+      title: 'Your accounts',
+      email: who.email,
+      memberships: who.memberships,
+      csrf: reply.generateCsrf(),
+    });
+  });
+
+  app.get<{ Querystring: { return_to?: string } }>(
+    '/sign-in',
+    { schema: { hide: true } },
+    async (request, reply) => signInForm(reply, { returnTo: safeReturnTo(request.query.return_to) }),
+  );
+
+  app.post<{ Body: SignInBody }>(
+    '/sign-in',
+    { schema: { hide: true }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const returnTo = safeReturnTo(request.body?.return_to);
+      const valid = validateUser(request.body?.email, 'member');
+      if (!valid.ok) {
+        return signInForm(reply, { returnTo, error: 'Enter an email address, like name@example.com.' }, 400);
+      }
+      const email = valid.value.email;
+      // Both limits are counted for every attempt, known email or not: the answer stays the same.
+      const byAddress = perAddress.take(request.ip);
+      const byEmail = byAddress.allowed ? perEmail.take(email) : byAddress;
+      if (!byAddress.allowed || !byEmail.allowed) {
+        const wait = Math.max(byAddress.resetSeconds, byEmail.resetSeconds);
+        reply.header('retry-after', String(wait));
+        return renderPlainPage(
+          reply,
+          'too-many',
+          { title: 'Too many attempts', minutes: Math.ceil(wait / 60) },
+          429,
+        );
+      }
+      // After the answer: whether a link goes out (and how long that takes) shows in nothing it says.
+      setImmediate(() => {
+        deps.service
+          .signInRequested(email, returnTo)
+          .then((mail) => mail && deps.mailer.send(mail))
+          .catch((err: unknown) => (log ?? request.log).error({ err }, 'console sign-in link not sent'));
+      });
+      return renderPlainPage(reply, 'check-email', {
+        title: 'Check your email',
+        signupOpen: deps.service.signupOpen,
+      });
+    },
+  );
+
+  app.get<{ Querystring: { token?: string } }>(
+    '/auth',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const followed = await deps.service.followLink(request.query.token);
+      // The token is in the URL: the page it leads to must not pass it on in a Referer.
+      reply.header('referrer-policy', 'no-referrer');
+      if (!followed.ok)
+        return renderPlainPage(reply, 'link-invalid', { title: 'This link cannot be used' }, 400);
+      appendSetCookie(reply, deps.identity.sessionCookie(followed.value.cookieValue));
+      return reply.redirect(followed.value.next, 303);
+    },
+  );
+
+  app.post(
+    '/sign-out',
+    { schema: { hide: true }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const who = await deps.identity.who(request);
+      if (who) await deps.service.signOut(who);
+      appendSetCookie(reply, deps.identity.clearSessionCookie());
+      return reply.redirect('/console/sign-in', 303);
+    },
+  );
+}

@@ -1,0 +1,330 @@
+/**
+ * The console over HTTP, against a live app on a scratch SQLite file: sign-in through the link the
+ * log carries, the pages with the API's numbers, keys created and revoked, the roles' rules,
+ * another account's ids answered 404, CSRF, sign-out, and hostile strings escaped.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dayOf } from '../../src/domain/usage-history.js';
+import { buildApp } from '../../src/http/app.js';
+import { ADMIN_TOKEN, captureLogs, type Harness, scratchServices } from '../helpers.js';
+
+interface Page {
+  status: number;
+  body: string;
+  location: string | null;
+  headers: Headers;
+}
+
+/** A browser in miniature: a cookie jar, forms posted as forms, redirects not followed. */
+class Browser {
+  jar = new Map<string, string>();
+  constructor(private readonly base: string) {}
+
+  async request(method: string, path: string, form?: Record<string, string>): Promise<Page> {
+    const headers: Record<string, string> = {};
+    if (this.jar.size > 0) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(new URL(path, this.base), {
+      method,
+      headers,
+      redirect: 'manual',
+      ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const [name, value] = pair!.split('=') as [string, string];
+      if (attributes.some((a) => /max-age=0/i.test(a)) || value === '') this.jar.delete(name.trim());
+      else this.jar.set(name.trim(), value);
+    }
+    return {
+      status: res.status,
+      body: await res.text(),
+      location: res.headers.get('location'),
+      headers: res.headers,
+    };
+  }
+
+  get(path: string) {
+    return this.request('GET', path);
+  }
+
+  /** Posts a form of `page` (the first whose action is `action`), its hidden fields included. */
+  async submit(page: Page, action: string, fields: Record<string, string> = {}): Promise<Page> {
+    return this.request('POST', action, { _csrf: csrfOf(page), ...fields });
+  }
+}
+
+const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+
+describe('the console over HTTP', () => {
+  let h: Harness;
+  let app: FastifyInstance;
+  let url: string;
+  let logs: ReturnType<typeof captureLogs>;
+  let accountId: string;
+  let otherId: string;
+  let ownerKey: string;
+
+  beforeEach(async () => {
+    h = await scratchServices();
+    logs = captureLogs('info');
+    url = '';
+    app = await buildApp({
+      services: h.services,
+      adminToken: ADMIN_TOKEN,
+      logger: logs.logger,
+      console: { publicUrl: () => url },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const admin = h.services.as('admin:test');
+    const account = await admin.accounts.create({ name: 'Acme <b>Tools</b>', tokens: 1234 });
+    const other = await admin.accounts.create({ name: 'Other Co' });
+    if (!account.ok || !other.ok) throw new Error('no accounts');
+    accountId = account.value.id;
+    otherId = other.value.id;
+    await admin.users.add(accountId, 'owner@example.com', 'owner');
+    await admin.users.add(accountId, 'member@example.com', 'member');
+    await admin.users.add(otherId, 'eve@example.com', 'owner');
+    const key = await admin.keys.create(accountId, 'server');
+    if (!key.ok) throw new Error('no key');
+    ownerKey = key.value.key;
+  });
+  afterEach(async () => {
+    await app.close();
+    await h.close();
+  });
+
+  /** The link the log carries for `email` (no SMTP, not production), the `nth` one. */
+  async function loggedLink(email: string, nth = 1): Promise<string> {
+    for (let i = 0; i < 200; i++) {
+      const links = logs.lines.filter((l) => l.to === email && typeof l.url === 'string');
+      if (links.length >= nth) return links[nth - 1]!.url as string;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no link logged for ${email}`);
+  }
+
+  async function signIn(email: string, nth = 1): Promise<Browser> {
+    const b = new Browser(url);
+    const form = await b.get('/console/sign-in');
+    expect(form.status).toBe(200);
+    const asked = await b.submit(form, '/console/sign-in', { email });
+    expect(asked.status).toBe(200);
+    const landed = await b.get(await loggedLink(email, nth));
+    expect(landed.status).toBe(303);
+    return b;
+  }
+
+  const tool = async (key: string, name: string, body: unknown = {}) => {
+    const res = await fetch(`${url}/api/v1/tools/${name}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('signs in through the logged link, once, and lands on the Overview with get_account’s numbers', async () => {
+    const b = new Browser(url);
+    const asked = await b.submit(await b.get('/console/sign-in'), '/console/sign-in', {
+      email: 'Owner@Example.com',
+    });
+    expect(asked.body).toMatch(/check your email/i);
+    const link = await loggedLink('owner@example.com');
+    expect(link.startsWith(`${url}/console/auth?token=`)).toBe(true);
+    const landed = await b.get(link);
+    expect(landed.location).toBe(`/console/a/${accountId}/`);
+    const session = landed.headers.getSetCookie().find((c) => c.startsWith('toolgate_session='));
+    expect(session).toMatch(/HttpOnly/i);
+    expect(session).toMatch(/SameSite=Lax/i);
+    expect(session).toMatch(/Path=\//);
+    // The link is spent: a second use signs nobody in.
+    const replay = await new Browser(url).get(link);
+    expect(replay.status).toBe(400);
+    expect(replay.headers.getSetCookie().some((c) => c.includes('session'))).toBe(false);
+
+    const overview = await b.get(landed.location!);
+    expect(overview.status).toBe(200);
+    expect(overview.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const account = await tool(ownerKey, 'get_account');
+    expect(overview.body).toContain('<h1>Overview</h1>');
+    expect(overview.body).toContain(account.body.results.token_balance.toLocaleString('en-US'));
+    expect(overview.body).toContain(`<dd>${account.body.results.plan}</dd>`);
+    const windows = Object.values(account.body.results.fair_use as Record<string, Record<string, object>>)
+      .flatMap((units) => Object.values(units))
+      .flatMap((w) => Object.keys(w)).length;
+    expect(overview.body.match(/<progress /g)).toHaveLength(windows);
+    // A hostile account name is text, not markup.
+    expect(overview.body).toContain('Acme &lt;b&gt;Tools&lt;/b&gt;');
+    expect(overview.body).not.toContain('<b>Tools</b>');
+  });
+
+  it('answers the sign-in form the same for a known and an unknown email', async () => {
+    const b = new Browser(url);
+    const form = await b.get('/console/sign-in');
+    const known = await b.submit(form, '/console/sign-in', { email: 'owner@example.com' });
+    const unknown = await b.submit(form, '/console/sign-in', { email: 'nobody@example.com' });
+    expect(unknown.status).toBe(known.status);
+    expect(unknown.body).toBe(known.body);
+    await loggedLink('owner@example.com');
+    expect(logs.lines.some((l) => l.to === 'nobody@example.com')).toBe(false);
+  });
+
+  it('shows the Usage page with get_usage’s numbers, by tool and by key, and the CSV', async () => {
+    for (let i = 0; i < 3; i++) expect((await tool(ownerKey, 'get_account')).status).toBe(200);
+    const usage = await tool(ownerKey, 'get_usage', { period: 'month' });
+    const b = await signIn('owner@example.com');
+    const page = await b.get(`/console/a/${accountId}/usage`);
+    expect(page.status).toBe(200);
+    const today = dayOf(Math.floor(h.clock.now() / 1000));
+    // get_usage's own call is counted too.
+    const calls = usage.body.results.totals.calls + 1;
+    expect(page.body).toContain(`<tr><th scope="row">${today}</th><td>${calls}</td>`);
+    expect(page.body).toMatch(/<tr><th scope="row">get_account<\/th><td>3<\/td>/);
+    expect(page.body).toContain('server (tg_…');
+    expect(page.body).toContain('<svg');
+    const csvHref = /href="([^"]+\.csv)"[^>]*>Download CSV</.exec(page.body)?.[1];
+    const csv = await b.get(csvHref!);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(csv.body.split('\r\n').filter((l) => l.startsWith(`${today},${calls},`))).toHaveLength(1);
+    expect(csv.body.split('\r\n')).toHaveLength(32);
+  });
+
+  it('creates a key shown once, and revokes it after a confirmation; both audited as the user', async () => {
+    const b = await signIn('owner@example.com');
+    const keys = await b.get(`/console/a/${accountId}/keys`);
+    expect(keys.body).toContain('Create key');
+    const created = await b.submit(keys, `/console/a/${accountId}/keys`, { name: 'laptop' });
+    expect(created.status).toBe(201);
+    const key = /<code id="new-key">([^<]+)<\/code>/.exec(created.body)?.[1];
+    expect(key).toMatch(/^tg_[0-9A-Za-z]{11}$/);
+    expect((await tool(key!, 'get_account')).status).toBe(200);
+    const listed = await b.get(`/console/a/${accountId}/keys`);
+    expect(listed.body).not.toContain(key!);
+    const keyId = /\/keys\/(key_[0-9a-z]+)\/revoke/.exec(
+      listed.body.slice(listed.body.indexOf('laptop')),
+    )?.[1];
+    const confirm = await b.get(`/console/a/${accountId}/keys/${keyId}/revoke`);
+    expect(confirm.body).toMatch(/<h1>Revoke key laptop\?<\/h1>/);
+    const revoked = await b.submit(confirm, `/console/a/${accountId}/keys/${keyId}/revoke`);
+    expect(revoked.status).toBe(303);
+    expect((await tool(key!, 'get_account')).status).toBe(401);
+    const audit = await h.store.listAudit({ limit: 100, accountId });
+    expect(audit.filter((e) => e.actor === 'user:owner@example.com').map((e) => e.action)).toEqual([
+      'key.create',
+      'key.revoke',
+    ]);
+  });
+
+  it('lets a member read but not create, revoke, or manage members', async () => {
+    const b = await signIn('member@example.com');
+    const keys = await b.get(`/console/a/${accountId}/keys`);
+    expect(keys.status).toBe(200);
+    expect(keys.body).not.toContain('Create key');
+    expect(keys.body).not.toContain('>Revoke<');
+    expect(keys.body).not.toContain('>Members<');
+    const created = await b.submit(keys, `/console/a/${accountId}/keys`, { name: 'sneaky' });
+    expect(created.status).toBe(404);
+    expect((await b.get(`/console/a/${accountId}/members`)).status).toBe(404);
+    const listed = await h.services.keys.list(accountId);
+    expect(listed.ok && listed.value.map((k) => k.name)).toEqual(['server']);
+  });
+
+  it("answers 404 for another account's ids, in URLs and forms", async () => {
+    const b = await signIn('owner@example.com');
+    const otherKey = await h.services.keys.create(otherId, 'theirs');
+    const eve = await h.services.users.list(otherId);
+    if (!otherKey.ok || !eve.ok) throw new Error('setup');
+    const eveId = eve.value[0]!.id;
+    const page = await b.get(`/console/a/${accountId}/keys`);
+    for (const path of ['/', 'usage', 'usage.csv', 'keys', 'billing', 'members', 'connect', 'connected-apps'])
+      expect((await b.get(`/console/a/${otherId}/${path}`)).status, path).toBe(404);
+    expect((await b.get(`/console/a/${accountId}/keys/${otherKey.value.id}/revoke`)).status).toBe(404);
+    expect((await b.submit(page, `/console/a/${accountId}/keys/${otherKey.value.id}/revoke`)).status).toBe(
+      404,
+    );
+    expect((await b.submit(page, `/console/a/${otherId}/keys`, { name: 'x' })).status).toBe(404);
+    expect(
+      (await b.submit(page, `/console/a/${accountId}/members/${eveId}/role`, { role: 'member' })).status,
+    ).toBe(404);
+    expect((await b.submit(page, `/console/a/${accountId}/members/${eveId}/remove`)).status).toBe(404);
+    expect((await tool(otherKey.value.key, 'get_account')).status).toBe(200);
+    expect((await h.store.getUser(eveId))?.role).toBe('owner');
+  });
+
+  it('refuses a POST without its CSRF token, or with a forged one (403), and changes nothing', async () => {
+    const b = await signIn('owner@example.com');
+    const bare = await b.request('POST', `/console/a/${accountId}/keys`, { name: 'x' });
+    expect(bare.status).toBe(403);
+    const forged = await b.request('POST', `/console/a/${accountId}/keys`, { name: 'x', _csrf: 'forged' });
+    expect(forged.status).toBe(403);
+    const signOut = await b.request('POST', '/console/sign-out', {});
+    expect(signOut.status).toBe(403);
+    const listed = await h.services.keys.list(accountId);
+    expect(listed.ok && listed.value).toHaveLength(1);
+  });
+
+  it('invites a member who signs in, changes roles, keeps an owner, and removal ends their session', async () => {
+    const b = await signIn('owner@example.com');
+    const members = await b.get(`/console/a/${accountId}/members`);
+    const invited = await b.submit(members, `/console/a/${accountId}/members`, {
+      email: 'new@example.com',
+      role: 'member',
+    });
+    expect(invited.status).toBe(303);
+    const n = new Browser(url);
+    expect((await n.get(await loggedLink('new@example.com'))).location).toBe(`/console/a/${accountId}/`);
+    expect((await n.get(`/console/a/${accountId}/`)).status).toBe(200);
+    const users = await h.services.users.list(accountId);
+    const newId = users.ok ? users.value.find((u) => u.email === 'new@example.com')!.id : '';
+    const ownerId = users.ok ? users.value.find((u) => u.email === 'owner@example.com')!.id : '';
+    const page = await b.get(`/console/a/${accountId}/members`);
+    const demote = await b.submit(page, `/console/a/${accountId}/members/${ownerId}/role`, {
+      role: 'member',
+    });
+    expect(demote.status).toBe(409);
+    const promote = await b.submit(page, `/console/a/${accountId}/members/${newId}/role`, { role: 'owner' });
+    expect(promote.status).toBe(303);
+    expect((await h.store.getUser(newId))?.role).toBe('owner');
+    const removed = await b.submit(page, `/console/a/${accountId}/members/${newId}/remove`);
+    expect(removed.status).toBe(303);
+    expect((await n.get(`/console/a/${accountId}/`)).status).toBe(303);
+    const audit = await h.store.listAudit({ limit: 100, accountId });
+    expect(audit.filter((e) => e.actor === 'user:owner@example.com').map((e) => e.action)).toEqual([
+      'user.add',
+      'user.role',
+      'user.remove',
+    ]);
+  });
+
+  it('renders Billing, Connect and Connected apps, and signs out', async () => {
+    const b = await signIn('owner@example.com');
+    const billing = await b.get(`/console/a/${accountId}/billing`);
+    expect(billing.body).toContain('<h1>Billing</h1>');
+    expect(billing.body).toContain('<th scope="row">get_account</th>');
+    const connect = await b.get(`/console/a/${accountId}/connect`);
+    expect(connect.body).toContain(`${url}/mcp`);
+    expect(connect.body).toContain('<code>POST /api/v1/tools/get_account</code>');
+    expect(connect.body).not.toContain('/admin/v1');
+    const apps = await b.get(`/console/a/${accountId}/connected-apps`);
+    expect(apps.body).toContain('No connected apps.');
+    const css = await b.get('/console/assets/console.css');
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    expect((await b.get('/console/assets/..%2fservice.ts')).status).toBe(404);
+    const out = await b.submit(apps, '/console/sign-out');
+    expect(out.status).toBe(303);
+    expect((await b.get(`/console/a/${accountId}/`)).location).toMatch(/^\/console\/sign-in/);
+  });
+
+  it('sends people at / to the console, and keeps the API’s own answers', async () => {
+    const root = await fetch(`${url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/console/');
+    const api = await fetch(`${url}/api/v1/tools/get_account`, { method: 'POST' });
+    expect(api.headers.get('content-security-policy')).toBeNull();
+    expect(api.status).toBe(401);
+  });
+});
