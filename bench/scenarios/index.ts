@@ -1,4 +1,5 @@
 /** @module The scenarios, in the order they run. */
+import { consoleCost } from './console.js';
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
 import { mcp2025, mcp2026, mcpMetered } from './mcp.js';
@@ -14,6 +15,7 @@ export const SCENARIOS: readonly Scenario[] = [
   mcp2025,
   mcp2026,
   mcpMetered,
+  consoleCost,
   // Last: the endpoint it adds stays, and the scenarios before it run without one.
   consumptionAlerts,
 ];
