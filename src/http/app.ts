@@ -11,6 +11,8 @@ import { type ConsoleIdentity, type ConsoleSettings, registerConsole } from '../
 import type { ConnectedApps } from '../console/pages/connected-apps.js';
 import { newId } from '../domain/ids.js';
 import { mcpRoutes } from '../mcp/route.js';
+import { oauthRoutes } from '../oauth/routes.js';
+import type { OAuthServer } from '../oauth/server.js';
 import type { Services } from '../service/index.js';
 import { ToolCalls } from '../tools/call.js';
 import type { ServedCatalogue } from '../tools/catalogue.js';
@@ -55,6 +57,8 @@ export interface AppDeps {
   console?: ConsoleSettings;
   /** The OAuth grants the console's "Connected apps" lists; none: it lists none. */
   connectedApps?: ConnectedApps;
+  /** The OAuth authorization server for /mcp (src/oauth); none: /mcp takes API keys only. */
+  oauth?: OAuthServer;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -202,6 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(limits ? { limits } : {}),
     ...(deps.allowedOrigins ? { allowedOrigins: deps.allowedOrigins } : {}),
     ...(deps.mcpFastPath === false ? { fastPath: false } : {}),
+    ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
   });
   // The console in a scope of its own; its identity answers other surfaces (OAuth consent) who is signed in.
   const consoleIdentity: ConsoleIdentity | undefined = deps.console
@@ -214,6 +219,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),
       })
     : undefined;
+  if (deps.oauth) {
+    // Consent asks the console who is signed in (a test may have given its own).
+    deps.oauth.identity ??= consoleIdentity;
+    await app.register(oauthRoutes, { oauth: deps.oauth });
+  }
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {
@@ -230,6 +240,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
   });
   return app;
+}
+
+/** `Bearer resource_metadata="<public url>/.well-known/oauth-protected-resource/mcp"`, for /mcp's 401. */
+function oauthChallenge(oauth: OAuthServer): () => string {
+  let challenge: string | undefined;
+  return () => {
+    challenge ??= `Bearer resource_metadata="${oauth.publicUrl}/.well-known/oauth-protected-resource/mcp"`;
+    return challenge;
+  };
 }
 
 /** The OpenAPI document as /openapi.json serves it, made when the console's Connect page first asks. */

@@ -20,8 +20,8 @@ declare module 'fastify' {
 }
 
 export interface KeyAuthOptions {
-  /** Sent with every 401 as WWW-Authenticate (MCP clients look for `Bearer`). */
-  challenge?: string;
+  /** Sent with every 401 as WWW-Authenticate (MCP clients look for `Bearer`); a function when it names a URL known later. */
+  challenge?: string | (() => string);
   /** Keep a rate-limit refusal on the request instead of answering it here. */
   deferRateLimit?: boolean;
 }
@@ -45,7 +45,7 @@ export function keyAuthentication(
     ) {
       return new ApiError(err.code, err.message, err.details, {
         ...err.headers,
-        'www-authenticate': opts.challenge,
+        'www-authenticate': typeof opts.challenge === 'function' ? opts.challenge() : opts.challenge,
       });
     }
     return err as Error;

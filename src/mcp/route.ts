@@ -30,6 +30,8 @@ export async function mcpRoutes(
     fastPath?: boolean;
     /** TOOLGATE_ALLOWED_ORIGINS, each as normalOrigin writes it. */
     allowedOrigins?: readonly string[];
+    /** With OAuth on: the 401's challenge, naming the protected resource metadata (RFC 9728). */
+    challenge?: () => string;
   },
 ) {
   const { services, calls } = opts;
@@ -74,7 +76,7 @@ export async function mcpRoutes(
     done();
   };
   const authenticate = keyAuthentication(services, opts.limits, {
-    challenge: 'Bearer',
+    challenge: opts.challenge ?? 'Bearer',
     deferRateLimit: true,
   });
 

@@ -25,6 +25,14 @@ export type KeyVerification =
   | { valid: true; account_id: string; key_id: string; account_status: AccountStatus; plan: string }
   | { valid: false; code: 'invalid_api_key' };
 
+/** Another kind of bearer (an OAuth access token) that answers as a key does. */
+export interface BearerCheck {
+  authenticate(presented: string): Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;
+}
+
+/** The bearer check of each deployment's services, shared by their Services.as(actor) copies as the digests are. */
+const bearerChecks = new WeakMap<object, BearerCheck>();
+
 /** What KeyService notes of a key it remembers: its last answer, and when its use was noted. */
 interface KeyNotes {
   /** The key found for it last, and the same answered as a Result (made again only when another is found). */
@@ -105,6 +113,11 @@ export class KeyService {
   authenticate(presented: string | undefined): Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>> {
     // A key that authenticated before: its digest from memory, without the HMAC.
     const known = presented === undefined ? undefined : this.digests.recall(presented);
+    // Asked only of a bearer that is not shaped as a key: a known key takes no step more.
+    if (known === undefined && presented && !isWellFormedKey(presented, this.deps.keyPrefix)) {
+      const other = bearerChecks.get(this.digests);
+      if (other !== undefined) return other.authenticate(presented);
+    }
     const digest = known !== undefined ? known.digest : this.digestOf(presented);
     if (typeof digest !== 'string') return digest;
     const key = presented as string;
@@ -112,6 +125,11 @@ export class KeyService {
     if (found instanceof Promise) return found.then((f) => this.answer(key, digest, f));
     if (found !== undefined && known?.notes !== undefined) return this.noted(known.notes, found);
     return this.answer(key, digest, found);
+  }
+
+  /** Lets bearers that are not keys (OAuth access tokens) authenticate too. */
+  acceptBearers(check: BearerCheck): void {
+    bearerChecks.set(this.digests, check);
   }
 
   private answer(

@@ -9,6 +9,7 @@ import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
 import { ledgerIdempotencyIndex } from './008-ledger-idempotency-index.js';
 import { meters } from './009-meters.js';
 import { consoleMigration } from './011-console.js';
+import { oauth } from './012-oauth.js';
 
 export interface Migration {
   version: number;
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ledgerIdempotencyIndex,
   meters,
   consoleMigration,
+  oauth,
 ];
 
 export function migrationLabel(m: Migration): string {

@@ -36,6 +36,7 @@ import { PgGroupCommit } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
 import { appendLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
+import { PgOAuth } from './oauth.js';
 import { PgTransactions } from './transactions.js';
 import { PgUsageHistory } from './usage-history.js';
 import { PgUsers } from './users.js';
@@ -54,6 +55,7 @@ export class PostgresStore implements Store {
   readonly catalogue: PgCatalogue;
   readonly usageHistory: PgUsageHistory;
   readonly webhooks: PgWebhooks;
+  readonly oauth: PgOAuth;
   readonly console: PgConsole;
   private readonly users: PgUsers;
   private readonly consumptions: PgGroupCommit;
@@ -75,6 +77,7 @@ export class PostgresStore implements Store {
     this.catalogue = new PgCatalogue(this.t);
     this.usageHistory = new PgUsageHistory(this.t);
     this.webhooks = new PgWebhooks(this.t);
+    this.oauth = new PgOAuth(this.t);
     this.console = new PgConsole(this.t);
     this.users = new PgUsers(this.t);
     this.consumptions = new PgGroupCommit(this.t);

@@ -37,6 +37,7 @@ import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { appendLedger, applyLedger, listLedger } from './ledger.js';
 import { insertPlan, migrate } from './schema.js';
+import { SqliteOAuth } from './oauth.js';
 import { SqliteUsageHistory } from './usage-history.js';
 import { SqliteUsers } from './users.js';
 import type { WalSync } from './wal-sync.js';
@@ -53,6 +54,7 @@ export class SqliteStore implements Store {
   readonly catalogue: SqliteCatalogue;
   readonly usageHistory: SqliteUsageHistory;
   readonly webhooks: SqliteWebhooks;
+  readonly oauth: SqliteOAuth;
   readonly console: SqliteConsole;
 
   constructor(options: SqliteStoreOptions) {
@@ -61,6 +63,7 @@ export class SqliteStore implements Store {
     this.catalogue = new SqliteCatalogue(this.x);
     this.usageHistory = new SqliteUsageHistory(this.x);
     this.webhooks = new SqliteWebhooks(this.x);
+    this.oauth = new SqliteOAuth(this.x);
     this.console = new SqliteConsole(this.x);
     this.users = new SqliteUsers(this.x);
     this.windows = new FairUseSql(this.x);

@@ -1,0 +1,148 @@
+/**
+ * @module The authorization server: oidc-provider configured for MCP connectors. Authorization
+ * code with PKCE S256 only, public clients, dynamic registration and Client ID Metadata Documents,
+ * one resource (`<public url>/mcp`, also when `resource` is left out), opaque access tokens of at
+ * most an hour, refresh tokens that rotate (a reused one revokes the grant: the library's rule),
+ * and revocation, where revoking any token ends its grant.
+ */
+import Provider, {
+  type Configuration,
+  errors,
+  interactionPolicy,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
+import type { OAuthStore } from '../store/store.js';
+import { storeAdapter } from './adapter.js';
+import { cookieKeys, signingKey } from './secrets.js';
+
+export const MCP_SCOPE = 'mcp';
+export const SCOPES = ['openid', 'offline_access', MCP_SCOPE] as const;
+export const ROUTES = {
+  authorization: '/authorize',
+  token: '/token',
+  registration: '/register',
+  revocation: '/revoke',
+  jwks: '/jwks',
+  end_session: '/logout',
+  userinfo: '/userinfo',
+} as const;
+/** Where the provider is mounted on toolgate's app. */
+export const MOUNT = '/oauth';
+
+export interface ProviderOptions {
+  /** The issuer: TOOLGATE_PUBLIC_URL (no trailing slash). */
+  publicUrl: string;
+  store: OAuthStore;
+  /** The key secret every server shares. */
+  secret: string;
+  /** Access token lifetime in seconds (at most 3600). */
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  /** Outgoing requests for Client ID Metadata Documents (tests pass one that trusts their own CA). */
+  fetch?: Configuration['fetch'];
+  /** Whether a redirect URI may be `http:` on a host that is not loopback (never in production). */
+  isAllowedRedirect: (uri: string) => boolean;
+}
+
+/** `<public url>/mcp`: the one resource tokens are for, equal byte for byte to the connector's URL. */
+export const mcpResource = (publicUrl: string) => `${publicUrl}/mcp`;
+
+/** https anywhere, or http on a loopback host (native and CLI clients); the rest is refused. */
+export function redirectAllowed(uri: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (url.hash !== '') return false;
+  if (url.protocol === 'https:') return true;
+  if (url.protocol !== 'http:') return false;
+  return url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+}
+
+export function createProvider(opts: ProviderOptions): Provider {
+  const resource = mcpResource(opts.publicUrl);
+  const policy = interactionPolicy.base();
+  // The person chooses the account on every authorization, even when a session and a grant for the
+  // client exist: a grant is one account's, and the choice is theirs each time.
+  policy
+    .get('consent')
+    ?.checks.add(
+      new interactionPolicy.Check('account_choice', 'the account is chosen on every authorization', (ctx) =>
+        ctx.oidc.result?.consent?.grantId
+          ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+          : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
+  const configuration: Configuration = {
+    adapter: storeAdapter(opts.store),
+    clients: [],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      // The library's default (RS256) needs an RSA key; the one key here is ES256.
+      id_token_signed_response_alg: 'ES256',
+    },
+    scopes: [...SCOPES],
+    claims: { openid: ['sub'] },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    routes: ROUTES,
+    jwks: { keys: [signingKey(opts.secret)] },
+    cookies: { keys: cookieKeys(opts.secret) },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    conformIdTokenClaims: true,
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    interactions: { url: (_ctx, interaction) => `${MOUNT}/consent/${interaction.uid}`, policy },
+    rotateRefreshToken: true,
+    // Every token is its grant's: a connector whose token is revoked is disconnected.
+    revokeGrantPolicy: () => true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      AccessToken: opts.accessTokenTtl,
+      AuthorizationCode: 60,
+      RefreshToken: opts.refreshTokenTtl,
+      Grant: opts.refreshTokenTtl,
+      Session: 24 * 3600,
+      Interaction: 3600,
+      IdToken: 3600,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, idFactory: () => crypto.randomUUID() },
+      revocation: { enabled: true },
+      userinfo: { enabled: false },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        allowClient: (_ctx, client) => client.redirectUris?.every((u) => opts.isAllowedRedirect(u)) ?? false,
+      },
+      resourceIndicators: {
+        enabled: true,
+        // claude.ai leaves `resource` out of /authorize: that means /mcp.
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, requested) => {
+          if (requested !== resource) throw new errors.InvalidTarget(`the only resource here is ${resource}`);
+          return {
+            scope: MCP_SCOPE,
+            audience: resource,
+            accessTokenTTL: opts.accessTokenTtl,
+            accessTokenFormat: 'opaque',
+          };
+        },
+      },
+    },
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    renderError: (ctx: KoaContextWithOIDC, out) => {
+      ctx.type = 'json';
+      ctx.body = out;
+    },
+  };
+  const provider = new Provider(opts.publicUrl, configuration);
+  // Its URLs are built from the request; the mount rewrites Host and proto to the public URL.
+  provider.proxy = true;
+  return provider;
+}

@@ -1,0 +1,111 @@
+/**
+ * @module The OAuth surface on toolgate's app: RFC 9728 protected resource metadata, RFC 8414
+ * authorization server metadata, the provider mounted at /oauth through @fastify/middie (in a scope
+ * of its own, so no other route runs its hook), and the consent page.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import middie from '@fastify/middie';
+import type { FastifyInstance } from 'fastify';
+import { consentRoutes } from './consent.js';
+import { MCP_SCOPE, MOUNT, redirectAllowed, SCOPES } from './provider.js';
+import type { OAuthServer } from './server.js';
+
+const MAX_REGISTRATION_BYTES = 64 * 1024;
+
+export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServer }) {
+  const { oauth } = opts;
+
+  const resourceMetadata = () => ({
+    resource: oauth.resource,
+    authorization_servers: [oauth.publicUrl],
+    scopes_supported: [MCP_SCOPE],
+    bearer_methods_supported: ['header'],
+    resource_name: 'toolgate',
+  });
+  for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'])
+    app.get(path, { schema: { hide: true } }, async (_request, reply) => {
+      reply.header('access-control-allow-origin', '*');
+      return resourceMetadata();
+    });
+
+  // RFC 8414's path for the issuer, with the document the provider serves as OpenID discovery.
+  let metadata: string | undefined;
+  for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'])
+    app.get(path, { schema: { hide: true } }, async (_request, reply) => {
+      if (metadata === undefined) {
+        const answer = await app.inject({ method: 'GET', url: `${MOUNT}/.well-known/openid-configuration` });
+        if (answer.statusCode !== 200) throw new Error(`OAuth metadata answered ${answer.statusCode}`);
+        metadata = answer.body;
+      }
+      return reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('access-control-allow-origin', '*')
+        .send(metadata);
+    });
+
+  await app.register(async (scope) => {
+    await scope.register(middie);
+    scope.use(MOUNT, (req: IncomingMessage, res: ServerResponse) => {
+      const pub = new URL(oauth.publicUrl);
+      // The provider builds its URLs from the request: it is told the public ones, whatever proxy is in front.
+      req.headers.host = pub.host;
+      req.headers['x-forwarded-host'] = pub.host;
+      req.headers['x-forwarded-proto'] = pub.protocol.slice(0, -1);
+      const provider = oauth.oidc();
+      if (req.method === 'POST' && req.url?.split('?')[0] === '/register') {
+        void registration(req, res).then((ok) => {
+          if (ok) provider.callback()(req, res);
+        });
+        return;
+      }
+      provider.callback()(req, res);
+    });
+    // Routes for middie's hook to run on; the provider answers before any handler would.
+    scope.all(`${MOUNT}/*`, { schema: { hide: true } }, async () => undefined);
+    scope.all(MOUNT, { schema: { hide: true } }, async () => undefined);
+  });
+
+  await app.register(consentRoutes, { oauth });
+}
+
+/**
+ * Reads a registration request before the provider does: unknown scopes are dropped (claude.ai asks
+ * for `claudeai`), null members are left out, and a redirect URI that is neither https nor loopback
+ * is refused. The provider then reads the request as rewritten (req.body).
+ */
+async function registration(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  const refuse = (error: string, description: string) => {
+    res.writeHead(400, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify({ error, error_description: description }));
+    return false;
+  };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REGISTRATION_BYTES) return refuse('invalid_request', 'the registration is too large');
+    chunks.push(chunk as Buffer);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return refuse('invalid_request', 'the registration must be a JSON object');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return refuse('invalid_request', 'the registration must be a JSON object');
+  const metadata = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)) as Record<
+    string,
+    unknown
+  >;
+  if (typeof metadata.scope === 'string') {
+    const known = metadata.scope.split(' ').filter((s) => (SCOPES as readonly string[]).includes(s));
+    if (known.length > 0) metadata.scope = known.join(' ');
+    else delete metadata.scope;
+  }
+  const uris = metadata.redirect_uris;
+  if (Array.isArray(uris) && uris.some((u) => typeof u !== 'string' || !redirectAllowed(u)))
+    return refuse('invalid_redirect_uri', 'redirect URIs must be https, or http on a loopback host');
+  (req as IncomingMessage & { body?: unknown }).body = JSON.stringify(metadata);
+  return true;
+}

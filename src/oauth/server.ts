@@ -1,0 +1,138 @@
+/**
+ * @module The OAuth side of a serving process: the provider (built on first use, once the public URL
+ * is known), the bearer check it lends the key service, the grants' key rows, and the pruning of
+ * expired rows and of registrations no grant uses.
+ */
+import type Provider from 'oidc-provider';
+import type { ConsoleIdentity } from '../console/identity.js';
+import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
+import type { Services } from '../service/index.js';
+import { BearerTokens } from './bearer.js';
+import { GrantKeys, grantDigest } from './grants.js';
+import { createProvider, mcpResource, type ProviderOptions, redirectAllowed } from './provider.js';
+
+export interface OAuthOptions {
+  services: Services;
+  /** The key secret every server shares (cookie and signing keys derive from it). */
+  secret: string;
+  /** TOOLGATE_PUBLIC_URL, or the address the server listens on: asked on first use. */
+  publicUrl: () => string;
+  /** The console's sign-in, for consent (set later when the console is registered after); undefined: consent answers that the console is off. */
+  identity?: ConsoleIdentity;
+  /** Where a failure in the background (pruning, a revocation's key row) is logged. */
+  onError?: (err: unknown, message: string) => void;
+  /** Seconds; at most 3600 (default). */
+  accessTokenTtl?: number;
+  /** Seconds; 30 days by default. */
+  refreshTokenTtl?: number;
+  fetch?: ProviderOptions['fetch'];
+  /** The provider's clock is the system's; tests of expiry pass a short TTL, not another clock. */
+  clock?: Clock;
+  /** How long an unused registration is kept, seconds (default a day). */
+  unusedClientSeconds?: number;
+}
+
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+export class OAuthServer {
+  readonly grants: GrantKeys;
+  readonly bearer: BearerTokens;
+  private provider: Provider | undefined;
+  private pruning: NodeJS.Timeout | undefined;
+
+  constructor(readonly opts: OAuthOptions) {
+    const { services } = opts;
+    this.grants = new GrantKeys(services, opts.secret);
+    this.bearer = new BearerTokens({
+      reads: services.deps.reads,
+      clock: opts.clock ?? systemClock,
+      digestOf: (grantId) => grantDigest(opts.secret, grantId),
+      lookup: (token) => this.lookup(token),
+    });
+    services.keys.acceptBearers(this.bearer);
+  }
+
+  get publicUrl(): string {
+    return this.opts.publicUrl().replace(/\/+$/, '');
+  }
+
+  get resource(): string {
+    return mcpResource(this.publicUrl);
+  }
+
+  get identity(): ConsoleIdentity | undefined {
+    return this.opts.identity;
+  }
+
+  set identity(identity: ConsoleIdentity | undefined) {
+    this.opts.identity = identity;
+  }
+
+  oidc(): Provider {
+    if (this.provider) return this.provider;
+    const provider = createProvider({
+      publicUrl: this.publicUrl,
+      store: this.opts.services.deps.store.oauth,
+      secret: this.opts.secret,
+      accessTokenTtl: Math.min(this.opts.accessTokenTtl ?? 3600, 3600),
+      refreshTokenTtl: this.opts.refreshTokenTtl ?? 30 * 24 * 3600,
+      isAllowedRedirect: redirectAllowed,
+      ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
+    });
+    // A grant the library revokes (the revocation endpoint, a reused refresh token) ends its key row too.
+    provider.on('grant.revoked', (ctx, grantId: string) => {
+      const clientId = ctx.oidc?.client?.clientId ?? 'unknown';
+      this.bearer.forgetGrant(grantId);
+      void this.grants
+        .revoke(grantId, `oauth:${clientId}`)
+        .catch((err) => this.opts.onError?.(err, 'could not revoke the key row of a revoked grant'));
+    });
+    this.provider = provider;
+    return provider;
+  }
+
+  /** Revokes an account's grant (the console, as `actor`): its key row, then its tokens and the grant itself. */
+  async revokeGrant(grantId: string, accountId: string, actor: string): Promise<boolean> {
+    const done = await this.grants.revoke(grantId, actor, accountId);
+    if (!done) return false;
+    this.bearer.forgetGrant(grantId);
+    const oauth = this.opts.services.deps.store.oauth;
+    for (const model of ['AccessToken', 'RefreshToken', 'AuthorizationCode'])
+      await oauth.revokeByGrantId(model, grantId);
+    await oauth.destroy('Grant', grantId);
+    return true;
+  }
+
+  /** Deletes expired rows and unused registrations; how many. */
+  prune(): Promise<number> {
+    const now = nowSeconds(this.opts.clock ?? systemClock);
+    return this.opts.services.deps.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? 24 * 3600));
+  }
+
+  start(): void {
+    this.pruning = setInterval(
+      () => this.prune().catch((err) => this.opts.onError?.(err, 'could not prune OAuth rows')),
+      PRUNE_EVERY_MS,
+    );
+    this.pruning.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.pruning);
+  }
+
+  private async lookup(token: string) {
+    const at = await this.oidc().AccessToken.find(token);
+    if (!at || at.isExpired || !at.grantId || !at.accountId) return undefined;
+    if (at.aud !== this.resource) return undefined;
+    return {
+      grantId: at.grantId,
+      accountId: accountOfSubject(at.accountId),
+      expiresAt: (at.exp ?? 0) * 1000,
+    };
+  }
+}
+
+/** A grant's subject is `<account id>:<user id>`: the account chosen, and who chose it. */
+export const subjectOf = (accountId: string, userId: string) => `${accountId}:${userId}`;
+export const accountOfSubject = (sub: string) => sub.slice(0, sub.indexOf(':'));

@@ -1,0 +1,106 @@
+/** @module PostgreSQL's store of the OAuth server's models (store.ts, OAuthStore). */
+import type { EpochSeconds } from '../../domain/clock.js';
+import type { OAuthModelRow, OAuthStore } from '../store.js';
+import { guard } from './driver.js';
+import type { PgTransactions } from './transactions.js';
+
+interface Row {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  client_id: string | null;
+  uid: string | null;
+  created_at: string | number;
+  expires_at: string | number | null;
+  consumed_at: string | number | null;
+}
+
+const seconds = (v: string | number | null) => (v === null ? null : Number(v));
+
+const toRow = (r: Row): OAuthModelRow => ({
+  model: r.model,
+  id: r.id,
+  payload: r.payload,
+  grantId: r.grant_id,
+  clientId: r.client_id,
+  uid: r.uid,
+  createdAt: Number(r.created_at),
+  expiresAt: seconds(r.expires_at),
+  consumedAt: seconds(r.consumed_at),
+});
+
+const LIVE = '(expires_at IS NULL OR expires_at > $3)';
+
+export class PgOAuth implements OAuthStore {
+  constructor(private readonly t: PgTransactions) {}
+
+  async upsert(r: Omit<OAuthModelRow, 'consumedAt'>): Promise<void> {
+    await guard(() =>
+      this.t.pool.query(
+        `INSERT INTO oauth_models (model, id, payload, grant_id, client_id, uid, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+           client_id = excluded.client_id, uid = excluded.uid, expires_at = excluded.expires_at`,
+        [r.model, r.id, r.payload, r.grantId, r.clientId, r.uid, r.createdAt, r.expiresAt],
+      ),
+    );
+  }
+
+  async find(model: string, id: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
+    const row = await guard(() =>
+      this.t.one<Row>(`SELECT * FROM oauth_models WHERE model = $1 AND id = $2 AND ${LIVE}`, [
+        model,
+        id,
+        now,
+      ]),
+    );
+    return row && toRow(row);
+  }
+
+  async findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
+    const row = await guard(() =>
+      this.t.one<Row>(`SELECT * FROM oauth_models WHERE model = $1 AND uid = $2 AND ${LIVE} LIMIT 1`, [
+        model,
+        uid,
+        now,
+      ]),
+    );
+    return row && toRow(row);
+  }
+
+  async consume(model: string, id: string, at: EpochSeconds): Promise<void> {
+    await guard(() =>
+      this.t.pool.query(
+        'UPDATE oauth_models SET consumed_at = $1 WHERE model = $2 AND id = $3 AND consumed_at IS NULL',
+        [at, model, id],
+      ),
+    );
+  }
+
+  async destroy(model: string, id: string): Promise<void> {
+    await guard(() =>
+      this.t.pool.query('DELETE FROM oauth_models WHERE model = $1 AND id = $2', [model, id]),
+    );
+  }
+
+  async revokeByGrantId(model: string, grantId: string): Promise<void> {
+    await guard(() =>
+      this.t.pool.query('DELETE FROM oauth_models WHERE model = $1 AND grant_id = $2', [model, grantId]),
+    );
+  }
+
+  async prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number> {
+    const expired = await guard(() =>
+      this.t.pool.query('DELETE FROM oauth_models WHERE expires_at <= $1', [now]),
+    );
+    const unused = await guard(() =>
+      this.t.pool.query(
+        `DELETE FROM oauth_models WHERE model = 'Client' AND created_at < $1 AND id NOT IN
+           (SELECT client_id FROM oauth_models WHERE model = 'Grant' AND client_id IS NOT NULL)`,
+        [unusedClientsBefore],
+      ),
+    );
+    return (expired.rowCount ?? 0) + (unused.rowCount ?? 0);
+  }
+}

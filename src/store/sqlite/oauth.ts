@@ -1,0 +1,100 @@
+/** @module SQLite's store of the OAuth server's models (store.ts, OAuthStore). */
+import type { EpochSeconds } from '../../domain/clock.js';
+import type { OAuthModelRow, OAuthStore } from '../store.js';
+import type { SqliteExecutor } from './executor.js';
+
+interface Row {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  client_id: string | null;
+  uid: string | null;
+  created_at: number;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+const toRow = (r: Row): OAuthModelRow => ({
+  model: r.model,
+  id: r.id,
+  payload: r.payload,
+  grantId: r.grant_id,
+  clientId: r.client_id,
+  uid: r.uid,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  consumedAt: r.consumed_at,
+});
+
+const LIVE = '(expires_at IS NULL OR expires_at > ?)';
+
+export class SqliteOAuth implements OAuthStore {
+  constructor(private readonly x: SqliteExecutor) {}
+
+  async upsert(r: Omit<OAuthModelRow, 'consumedAt'>): Promise<void> {
+    await this.x.write(() =>
+      this.x
+        .sql(
+          `INSERT INTO oauth_models (model, id, payload, grant_id, client_id, uid, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+             client_id = excluded.client_id, uid = excluded.uid, expires_at = excluded.expires_at`,
+        )
+        .run(r.model, r.id, r.payload, r.grantId, r.clientId, r.uid, r.createdAt, r.expiresAt),
+    );
+  }
+
+  async find(model: string, id: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
+    const row = await this.x.attempt(
+      () =>
+        this.x.sql(`SELECT * FROM oauth_models WHERE model = ? AND id = ? AND ${LIVE}`).get(model, id, now) as
+          | Row
+          | undefined,
+    );
+    return row && toRow(row);
+  }
+
+  async findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
+    const row = await this.x.attempt(
+      () =>
+        this.x
+          .sql(`SELECT * FROM oauth_models WHERE model = ? AND uid = ? AND ${LIVE} LIMIT 1`)
+          .get(model, uid, now) as Row | undefined,
+    );
+    return row && toRow(row);
+  }
+
+  async consume(model: string, id: string, at: EpochSeconds): Promise<void> {
+    await this.x.write(() =>
+      this.x
+        .sql('UPDATE oauth_models SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL')
+        .run(at, model, id),
+    );
+  }
+
+  async destroy(model: string, id: string): Promise<void> {
+    await this.x.write(() =>
+      this.x.sql('DELETE FROM oauth_models WHERE model = ? AND id = ?').run(model, id),
+    );
+  }
+
+  async revokeByGrantId(model: string, grantId: string): Promise<void> {
+    await this.x.write(() =>
+      this.x.sql('DELETE FROM oauth_models WHERE model = ? AND grant_id = ?').run(model, grantId),
+    );
+  }
+
+  prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number> {
+    return this.x.writeTx(() => {
+      const expired = this.x.sql('DELETE FROM oauth_models WHERE expires_at <= ?').run(now).changes;
+      const unused = this.x
+        .sql(
+          `DELETE FROM oauth_models WHERE model = 'Client' AND created_at < ? AND id NOT IN
+             (SELECT client_id FROM oauth_models WHERE model = 'Grant' AND client_id IS NOT NULL)`,
+        )
+        .run(unusedClientsBefore).changes;
+      return expired + unused;
+    });
+  }
+}

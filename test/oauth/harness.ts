@@ -1,0 +1,128 @@
+/**
+ * A live toolgate with OAuth on, listening on a port: an in-process app on a real store (SQLite
+ * file or a fresh PostgreSQL schema), its public URL the address it listens on. Until the console's
+ * own sign-in is wired here, the signed-in person is the one the test names (`signIn`): consent
+ * still asks the ConsoleIdentity interface for them, the CSRF token and the redirect to sign in.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { ConsoleIdentity, SignedIn } from '../../src/console/identity.js';
+import { FixedClock } from '../../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { buildApp } from '../../src/http/app.js';
+import { OAuthServer } from '../../src/oauth/server.js';
+import { createServices, type Services } from '../../src/service/index.js';
+import { withReadCache } from '../../src/store/cached-reads.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { KEY_SECRET, scratchDir, T0 } from '../helpers.js';
+import { POSTGRES_URL, scratchSchemaName } from '../postgres.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/** A stand-in for the console's identity: who is signed in is set by the test, per browser cookie. */
+export class TestIdentity implements ConsoleIdentity {
+  /** Session cookie value -> person. */
+  readonly sessions = new Map<string, SignedIn>();
+  readonly csrf = randomBytes(16).toString('hex');
+
+  /** A cookie that signs `person` in (set it in the browser or the jar). */
+  signIn(person: SignedIn): string {
+    const value = randomBytes(12).toString('hex');
+    this.sessions.set(value, person);
+    return `tg_test_session=${value}`;
+  }
+
+  async who(request: Parameters<ConsoleIdentity['who']>[0]) {
+    const cookie = request.headers.cookie ?? '';
+    const value = /(?:^|;\s*)tg_test_session=([0-9a-f]+)/.exec(cookie)?.[1];
+    return value ? this.sessions.get(value) : undefined;
+  }
+
+  redirectToSignIn(reply: Parameters<ConsoleIdentity['redirectToSignIn']>[0], returnTo: string) {
+    return reply.redirect(`/console/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
+  }
+
+  csrfToken() {
+    return this.csrf;
+  }
+
+  checkCsrf(request: Parameters<ConsoleIdentity['checkCsrf']>[0]) {
+    return (request.body as Record<string, unknown> | undefined)?._csrf === this.csrf;
+  }
+}
+
+export interface Live {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  services: Services;
+  oauth: OAuthServer;
+  identity: TestIdentity;
+  close(): Promise<void>;
+}
+
+export async function liveServer(
+  backend: Backend,
+  opts: { accessTokenTtl?: number; fetch?: typeof fetch } = {},
+): Promise<Live> {
+  let cleanup: () => Promise<void>;
+  const { store, reads } = withReadCache((observer) => {
+    if (backend === 'sqlite') {
+      const dir = scratchDir();
+      cleanup = async () => dir.cleanup();
+      return new SqliteStore({ path: `${dir.dir}/toolgate.db`, observer });
+    }
+    const pg = new PostgresStore({ url: POSTGRES_URL, schema: scratchSchemaName(), observer });
+    cleanup = () => pg.dropSchema().catch(() => {});
+    return pg;
+  });
+  await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  const services = createServices({
+    store,
+    reads,
+    clock: new FixedClock(Date.now()),
+    keyPrefix: 'tg',
+    keySecret: KEY_SECRET,
+  });
+  const identity = new TestIdentity();
+  let url = '';
+  const oauth = new OAuthServer({
+    services,
+    secret: KEY_SECRET,
+    publicUrl: () => url,
+    identity,
+    ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const app = await buildApp({ services, oauth });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    url,
+    app,
+    store,
+    services,
+    oauth,
+    identity,
+    async close() {
+      await app.close();
+      await store.close();
+      await cleanup();
+    },
+  };
+}
+
+/** A person who belongs to these accounts (each as a user added to it). */
+export async function person(services: Services, email: string, accountIds: string[]): Promise<SignedIn> {
+  const memberships: SignedIn['memberships'] = [];
+  for (const accountId of accountIds) {
+    const user = await services.users.add(accountId, email, 'owner');
+    if (!user.ok) throw new Error(user.error.message);
+    const account = await services.deps.store.getAccount(accountId);
+    memberships.push({ accountId, accountName: account!.name, userId: user.value.id, role: 'owner' });
+  }
+  return { email, sessionId: `ses_${randomBytes(6).toString('hex')}`, memberships };
+}
