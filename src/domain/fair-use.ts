@@ -100,9 +100,42 @@ export function viewWindow(limit: number, state: WindowState | undefined, now: E
   };
 }
 
+/**
+ * Where the category's windows are in `windows` (in key order, as the stores and applyConsumption
+ * keep them): `[start, end)`, found by bisection, so that what a consumption does costs its own
+ * category's windows, not the account's. Not there: an empty span where they would go.
+ */
+export function categorySpan(windows: readonly WindowState[], category: Category): [number, number] {
+  let lo = 0;
+  let hi = windows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (windows[mid]!.category < category) lo = mid + 1;
+    else hi = mid;
+  }
+  let end = lo;
+  while (end < windows.length && windows[end]!.category === category) end++;
+  return [lo, end];
+}
+
+/** The index of the window `slot` in `windows` (in key order), or -1. */
+export function indexOfWindow(windows: readonly WindowState[], slot: WindowSlot): number {
+  const [start, end] = categorySpan(windows, slot.category);
+  for (let i = start; i < end; i++) {
+    const w = windows[i]!;
+    if (w.unit === slot.unit && w.window === slot.window) return i;
+  }
+  return -1;
+}
+
+/** The window `slot` of `windows` (in key order), if started. */
+export function findWindow(windows: readonly WindowState[], slot: WindowSlot): WindowState | undefined {
+  const at = indexOfWindow(windows, slot);
+  return at < 0 ? undefined : windows[at];
+}
+
 function stateOf(states: readonly WindowState[], category: Category, unit: Unit, window: WindowKey) {
-  for (const s of states) if (s.category === category && s.unit === unit && s.window === window) return s;
-  return undefined;
+  return findWindow(states, { category, unit, window });
 }
 
 /** Every category, unit and window of the plan, in the plan's order. */
@@ -322,7 +355,7 @@ export interface Exceeded {
 
 /** Why `inc` does not fit, given the windows as they stand now. */
 export function exceededBy(inc: Increment, windows: readonly WindowState[], now: EpochSeconds): Exceeded {
-  const current = windows.find((s) => sameSlot(s, inc));
+  const current = findWindow(windows, inc);
   const running = isRunning(current, now);
   return {
     slot: { category: inc.category, unit: inc.unit, window: inc.window },
@@ -348,7 +381,7 @@ export function exceededFailure(e: Exceeded) {
 /**
  * Reference semantics of one consumption, all-or-nothing: either every window takes its amount
  * (starting the windows that are not running) or none does and the first window that would pass
- * its limit is named.
+ * its limit is named. `states` in key order (as the stores read them); so are the states answered.
  */
 export function applyConsumption(
   states: readonly WindowState[],
@@ -358,7 +391,7 @@ export function applyConsumption(
   // A new array; the windows it changes are new objects, the others are shared (it mutates none).
   const next = states.slice();
   for (const inc of increments) {
-    const at = next.findIndex((s) => sameSlot(s, inc));
+    const at = indexOfWindow(next, inc);
     const current = at < 0 ? undefined : next[at];
     const running = isRunning(current, now);
     const base = running ? current.used : 0;
@@ -371,8 +404,48 @@ export function applyConsumption(
       endsAt: running ? current.endsAt : now + inc.lengthSeconds,
       used: base + inc.amount,
     };
-    if (at < 0) next.push(updated);
+    if (at < 0) next.splice(insertionPoint(next, updated), 0, updated);
     else next[at] = updated;
   }
   return { ok: true, states: next };
+}
+
+/** Where a window not yet started goes among its category's, in key order. */
+function insertionPoint(windows: readonly WindowState[], w: WindowState): number {
+  const [start, end] = categorySpan(windows, w.category);
+  let i = start;
+  while (i < end && byWindowKey(windows[i]!, w) < 0) i++;
+  return i;
+}
+
+/** A window as both stores keep it, under its category: `[unit, window, startedAt, endsAt, used]`. */
+export type StoredWindow = [unit: Unit, window: WindowKey, startedAt: number, endsAt: number, used: number];
+
+/** The category's windows of `windows` (in key order), as stored. */
+export function storedWindowsOf(windows: readonly WindowState[], category: Category): StoredWindow[] {
+  const [start, end] = categorySpan(windows, category);
+  const stored: StoredWindow[] = [];
+  for (let i = start; i < end; i++) {
+    const w = windows[i]!;
+    stored.push([w.unit, w.window, w.startedAt, w.endsAt, w.used]);
+  }
+  return stored;
+}
+
+/** An account's windows from its stored categories (PostgreSQL's `accounts.fair_use`), in key order. */
+export function windowsFromStored(byCategory: Readonly<Record<Category, StoredWindow[]>>): WindowState[] {
+  const windows: WindowState[] = [];
+  for (const category of Object.keys(byCategory).sort())
+    pushStoredWindows(windows, category, byCategory[category]!);
+  return windows;
+}
+
+/** Appends a category's stored windows to `into`, as window states. */
+export function pushStoredWindows(
+  into: WindowState[],
+  category: Category,
+  stored: readonly StoredWindow[],
+): void {
+  for (const [unit, window, startedAt, endsAt, used] of stored)
+    into.push({ category, unit, window, startedAt, endsAt, used });
 }

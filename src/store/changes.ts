@@ -6,10 +6,15 @@
  */
 import type { WindowState } from '../domain/fair-use.js';
 
-/** An account's fair-use windows and token balance. */
+/** An account's fair-use windows (in key order) and token balance. */
 export interface AccountUsage {
   windows: WindowState[];
   tokenBalance: number;
+  /**
+   * Set: `windows` holds only these categories' windows (every one of them), and the account's other
+   * categories are as they were (a PostgreSQL consumption reads and writes only its own).
+   */
+  only?: readonly string[];
 }
 
 /**

@@ -4,7 +4,7 @@
  * what it touches, and a value read from the database is kept only if no invalidation that could
  * concern it happened while it was being read (the generation tokens).
  */
-import { sameSlot, type WindowState } from '../domain/fair-use.js';
+import { categorySpan, sameSlot, type WindowState } from '../domain/fair-use.js';
 import type { AccountUsage, Change, ChangeObserver } from './changes.js';
 import type { AccountSnapshot, KeyEntry } from './store.js';
 
@@ -36,6 +36,37 @@ function carriedOver(cached: WindowState[], after: WindowState[]): WindowState[]
     into.used = from.used;
   }
   return cached;
+}
+
+/**
+ * The windows of `cached` with the categories `after.only` names replaced by `after.windows`: in
+ * the cached objects when they are the same windows (as carriedOver), else a new array in key order.
+ */
+function mergedCategories(
+  cached: WindowState[],
+  after: WindowState[],
+  only: readonly string[],
+): WindowState[] {
+  let merged = cached;
+  for (const category of only) {
+    const [start, end] = categorySpan(merged, category);
+    const [aStart, aEnd] = categorySpan(after, category);
+    let same = end - start === aEnd - aStart;
+    for (let i = 0; same && i < end - start; i++) same = sameSlot(merged[start + i]!, after[aStart + i]!);
+    if (same) {
+      for (let i = 0; i < end - start; i++) {
+        const into = merged[start + i]!;
+        const w = after[aStart + i]!;
+        if (into === w) continue;
+        into.startedAt = w.startedAt;
+        into.endsAt = w.endsAt;
+        into.used = w.used;
+      }
+      continue;
+    }
+    merged = [...merged.slice(0, start), ...after.slice(aStart, aEnd), ...merged.slice(end)];
+  }
+  return merged;
 }
 
 export class ReadCache implements ChangeObserver {
@@ -104,7 +135,9 @@ export class ReadCache implements ChangeObserver {
       plan: old.plan,
       apiKeyCount: old.apiKeyCount,
       userCount: old.userCount,
-      windows: carriedOver(old.windows, after.windows),
+      windows: after.only
+        ? mergedCategories(old.windows, after.windows, after.only)
+        : carriedOver(old.windows, after.windows),
     });
   }
 

@@ -8,6 +8,7 @@ import { webhooksMigration } from './006-webhooks.js';
 import { fairUseOnAccounts } from './007-fair-use-on-accounts.js';
 import { ledgerIdempotencyIndex } from './008-ledger-idempotency-index.js';
 import { meters } from './009-meters.js';
+import { fairUseByCategory } from './010-fair-use-by-category.js';
 import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
 
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly Migration[] = [
   fairUseOnAccounts,
   ledgerIdempotencyIndex,
   meters,
+  fairUseByCategory,
   consoleMigration,
   oauth,
 ];

@@ -8,14 +8,16 @@
 import type { AuditEntry } from '../../domain/audit.js';
 import {
   applyConsumption,
+  findWindow,
   type Increment,
-  inKeyOrder,
   isRunning,
-  sameSlot,
+  type StoredWindow,
+  storedWindowsOf,
   type WindowState,
 } from '../../domain/fair-use.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
+import type { Category } from '../../domain/plans.js';
 import { balanceEvents, eventBody, thresholdEvents, type WebhookEvent } from '../../domain/webhooks.js';
 import { AUDIT_COLUMNS, auditValues, LEDGER_COLUMNS, ledgerValues } from '../rows.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
@@ -28,9 +30,14 @@ export interface Pending {
   reject: (err: unknown) => void;
 }
 
-/** What a consumption is decided on: an account's windows (those started), balance and alert level. */
+/**
+ * What a consumption is decided on: an account's balance and alert level, and its windows (those
+ * started, in key order) of the categories its batch consumes from, the only ones read and written.
+ */
 export interface AccountValues {
   windows: WindowState[];
+  /** The categories `windows` holds (all their windows), in key order. */
+  categories: Category[];
   balance: number;
   lowBalance: number | null;
 }
@@ -49,7 +56,7 @@ interface Inserts {
 export interface BatchDecision {
   /** By consumption, in the batch's order: its outcome, or the error that failed it alone. */
   outcomes: (UsageOutcome | Error)[];
-  /** Each account consumed from, as the batch leaves it (its windows in key order). */
+  /** Each account consumed from, as the batch leaves it (its windows of the categories read, in key order). */
   after: Map<string, AccountValues>;
   /** The statements that write what was decided (COMMIT not included). */
   writes: string[];
@@ -79,11 +86,8 @@ export function decideBatch(
     }
   }
   const after = new Map<string, AccountValues>();
-  for (const id of consumed) {
-    const s = state.get(id)!;
-    // A copy: the windows rendered into an answer are not to be reordered under it.
-    after.set(id, { ...s, windows: inKeyOrder([...s.windows]) });
-  }
+  // In key order already: applyConsumption keeps them so.
+  for (const id of consumed) after.set(id, state.get(id)!);
   return { outcomes, after, writes: writeStatements(after, inserts, events) };
 }
 
@@ -94,11 +98,12 @@ function writeStatements(
 ): string[] {
   // A statement per table, not per consumption: each statement costs PostgreSQL a parse and a plan.
   const writes: string[] = [];
-  // Each account consumed from gets its windows and balance as the batch left them, whether or not
-  // the balance moved: both were read under this transaction's lock, so rewriting is exact.
-  const accounts = [...after].map(([id, v]) => `(${row([id, v.windows, v.balance])})`);
+  // Each account consumed from gets the windows of the categories it read and its balance as the
+  // batch left them, whether or not the balance moved: both were read under this transaction's
+  // lock, so rewriting is exact. Only those categories' members are written (`||` replaces them).
+  const accounts = [...after].map(([id, v]) => `(${row([id, storedCategories(v), v.balance])})`);
   if (accounts.length > 0)
-    writes.push(`UPDATE accounts SET fair_use = v.f::jsonb, token_balance = v.b
+    writes.push(`UPDATE accounts SET fair_use = accounts.fair_use || v.f::jsonb, token_balance = v.b
       FROM (VALUES ${accounts.join(', ')}) AS v (id, f, b) WHERE accounts.id = v.id`);
   if (events.length > 0)
     writes.push(
@@ -115,6 +120,13 @@ function writeStatements(
   if (inserts.audit.length > 0)
     writes.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${inserts.audit.join(', ')}`);
   return writes;
+}
+
+/** `accounts.fair_use`'s members for the categories `v` holds (migration 010). */
+function storedCategories(v: AccountValues): Record<Category, StoredWindow[]> {
+  const stored: Record<Category, StoredWindow[]> = {};
+  for (const category of v.categories) stored[category] = storedWindowsOf(v.windows, category);
+  return stored;
 }
 
 function decideOne(
@@ -149,7 +161,7 @@ function decideOne(
   const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
   if (c.thresholds) {
     const usedBefore = (inc: Increment) => {
-      const w = s.windows.find((x) => sameSlot(x, inc));
+      const w = findWindow(s.windows, inc);
       return isRunning(w, c.now) ? w.used : 0;
     };
     events.push(

@@ -3,7 +3,9 @@
  * transaction of two round trips and one COMMIT (one WAL flush), however many they are. The first
  * round trip takes the idempotency keys' locks and records, then locks the row of every account of
  * the batch, in one order for every server (so two servers' batches wait for each other, never
- * deadlock), reading with the lock the balance and the windows (both on that row, migration 007);
+ * deadlock), reading with the lock the balance and the windows of the categories the batch consumes
+ * from (both on that row: a JSON member per category, migration 010; the others are neither read
+ * nor written, so a consumption costs its category's windows, not all the account has);
  * the batch is then decided in memory (consumption-decide.ts); the second round trip writes what
  * was decided and commits. The account's row is the lock on everything of it that a consumption
  * writes: once held, what was read is the latest committed, and nobody else writes it until this
@@ -11,7 +13,8 @@
  * not wait. The other servers learn of it by a notification sent with the COMMIT (commit-notice.ts).
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import type { WindowState } from '../../domain/fair-use.js';
+import { pushStoredWindows, type StoredWindow } from '../../domain/fair-use.js';
+import type { Category } from '../../domain/plans.js';
 import type { Change } from '../changes.js';
 import type { UsageCommit, UsageOutcome } from '../store.js';
 import {
@@ -56,8 +59,7 @@ export class PgGroupCommit {
         const batch = this.pending.splice(0, MAX_BATCH);
         try {
           const { result, notified } = await this.t.batched(held, async (client) => {
-            const accounts = [...new Set(batch.map((p) => p.c.accountId))].sort();
-            const { values, priors } = await lockedRead(client, batch, accounts);
+            const { values, priors } = await lockedRead(client, batch, categoriesByAccount(batch));
             const decided = decideBatch(batch, values, priors);
             return { result: decided, writes: decided.writes, changes: changesOf(decided) };
           });
@@ -81,23 +83,45 @@ export class PgGroupCommit {
 }
 
 /**
- * Each account consumed from, with the windows and balance it was left with: exact (locked by the
- * transaction, now committed), so this server's cache keeps the account rather than reading it again.
+ * Each account consumed from, with the windows of the categories read and the balance it was left
+ * with: exact (locked by the transaction, now committed), so this server's cache keeps the account
+ * rather than reading it again, its other categories as it knows them.
  */
 function changesOf(d: BatchDecision): Change[] {
   return [...d.after].map(([account, v]) => ({
     account,
-    after: { windows: v.windows, tokenBalance: v.balance },
+    after: { windows: v.windows, tokenBalance: v.balance, only: v.categories },
   }));
+}
+
+/** The batch's accounts (in one order for every server) and the categories each consumes from. */
+function categoriesByAccount(batch: readonly Pending[]): Map<string, Category[]> {
+  const byAccount = new Map<string, Set<Category>>();
+  for (const p of batch) {
+    let categories = byAccount.get(p.c.accountId);
+    if (!categories) {
+      categories = new Set();
+      byAccount.set(p.c.accountId, categories);
+    }
+    for (const inc of p.c.increments) categories.add(inc.category);
+  }
+  const sorted = new Map<string, Category[]>();
+  for (const id of [...byAccount.keys()].sort()) sorted.set(id, [...byAccount.get(id)!].sort());
+  return sorted;
 }
 
 /** The first round trip: locks and reads, answering the accounts found and the keys recorded. */
 async function lockedRead(
   client: Client,
   batch: readonly Pending[],
-  accounts: readonly string[],
+  accounts: ReadonlyMap<string, Category[]>,
 ): Promise<{ values: Map<string, AccountValues>; priors: Priors }> {
-  const list = accounts.map(sql).join(', ');
+  // A pair per account and category; an account consuming no window (a charge alone) is locked too.
+  const pairs: string[] = [];
+  for (const [id, categories] of accounts) {
+    if (categories.length === 0) pairs.push(`(${sql(id)}, NULL)`);
+    for (const category of categories) pairs.push(`(${sql(id)}, ${sql(category)})`);
+  }
   // The idempotency keys' locks, in one order for every server, then the records of those keys.
   const keyed = batch.filter((p) => p.c.idempotency);
   const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))]
@@ -113,8 +137,10 @@ async function lockedRead(
             .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
             .join(', ')})`,
     // Locking returns each row as last committed (after any wait for another batch's COMMIT): the
-    // windows on it are the latest.
-    `SELECT id, token_balance, low_balance, fair_use FROM accounts WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`,
+    // windows on it are the latest. Rows are locked in the sort's order (by account).
+    `SELECT a.id, v.c, a.token_balance, a.low_balance, a.fair_use -> v.c AS w
+       FROM accounts a JOIN (VALUES ${pairs.join(', ')}) AS v (id, c) ON a.id = v.id
+       ORDER BY a.id, v.c FOR NO KEY UPDATE OF a`,
   ];
   const results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
   const n = results.length;
@@ -124,12 +150,29 @@ async function lockedRead(
       request_hash: r.request_hash as string,
       response: r.response as string,
     });
+  const read = new Map<string, Map<Category, StoredWindow[]>>();
   const values = new Map<string, AccountValues>();
-  for (const r of results[n - 1]!.rows)
-    values.set(r.id as string, {
-      windows: r.fair_use as WindowState[],
-      balance: Number(r.token_balance),
-      lowBalance: r.low_balance === null ? null : Number(r.low_balance),
-    });
+  for (const r of results[n - 1]!.rows) {
+    const id = r.id as string;
+    if (!values.has(id))
+      values.set(id, {
+        windows: [],
+        categories: accounts.get(id) ?? [],
+        balance: Number(r.token_balance),
+        lowBalance: r.low_balance === null ? null : Number(r.low_balance),
+      });
+    if (r.c === null) continue;
+    let stored = read.get(id);
+    if (!stored) {
+      stored = new Map();
+      read.set(id, stored);
+    }
+    stored.set(r.c as Category, (r.w as StoredWindow[] | null) ?? []);
+  }
+  // In key order: the categories as sorted here (the database's collation may sort otherwise).
+  for (const [id, v] of values) {
+    const stored = read.get(id);
+    for (const category of v.categories) pushStoredWindows(v.windows, category, stored?.get(category) ?? []);
+  }
   return { values, priors };
 }

@@ -8,7 +8,7 @@ import type { Account } from '../../domain/accounts.js';
 import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { WindowState } from '../../domain/fair-use.js';
+import { type StoredWindow, windowsFromStored } from '../../domain/fair-use.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
@@ -335,7 +335,7 @@ export class PostgresStore implements Store {
           plan_subscription: string | null;
           api_key_count: number;
           user_count: number;
-          fair_use: WindowState[];
+          fair_use: Record<string, StoredWindow[]>;
         }
       >(
         {
@@ -359,7 +359,7 @@ export class PostgresStore implements Store {
       }),
       apiKeyCount: row.api_key_count,
       userCount: row.user_count,
-      windows: row.fair_use,
+      windows: windowsFromStored(row.fair_use),
     };
   }
 

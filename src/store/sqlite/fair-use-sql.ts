@@ -2,13 +2,18 @@
  * @module The fair-use SQL of SQLite: an account's windows in a category are one row of
  * `fair_use_state` (migration 009), a JSON array of `[unit, window, startedAt, endsAt, used]`, so
  * any category, unit and window of a plan is stored without a schema change. A consumption is
- * decided in memory under the write lock (group-commit.ts) and writes its category's row as decided.
+ * decided in memory under the write lock (group-commit.ts) and writes its category's row as decided:
+ * only that category's windows are serialised, however many the account has in others.
  */
-import { inKeyOrder, type WindowState } from '../../domain/fair-use.js';
+import {
+  inKeyOrder,
+  pushStoredWindows,
+  type StoredWindow,
+  storedWindowsOf,
+  type WindowState,
+} from '../../domain/fair-use.js';
 import type { UsageCommit } from '../store.js';
 import type { SqliteExecutor } from './executor.js';
-
-type Stored = [unit: string, window: string, startedAt: number, endsAt: number, used: number];
 
 const WINDOWS_SELECT = 'SELECT category, windows FROM fair_use_state WHERE account_id = ? ORDER BY category';
 
@@ -23,22 +28,18 @@ export class FairUseSql {
     const rows = this.x.sql(WINDOWS_SELECT).raw().all(accountId) as [string, string][];
     const windows: WindowState[] = [];
     for (const [category, text] of rows)
-      for (const [unit, window, startedAt, endsAt, used] of JSON.parse(text) as Stored[])
-        windows.push({ category, unit, window, startedAt, endsAt, used });
+      pushStoredWindows(windows, category, JSON.parse(text) as StoredWindow[]);
     return inKeyOrder(windows);
   }
 
   /**
-   * Writes the windows of the category `c` consumed from as `after` (the account's windows as the
-   * consumption was decided to leave them; nothing else writes them under the write lock).
+   * Writes the windows of the category `c` consumed from as `after` (the account's windows, in key
+   * order, as the consumption was decided to leave them; nothing else writes them under the write lock).
    */
   writeWindows(c: UsageCommit, after: readonly WindowState[]): void {
     const first = c.increments[0];
     if (!first) return;
-    const category = first.category;
-    const stored: Stored[] = [];
-    for (const w of after)
-      if (w.category === category) stored.push([w.unit, w.window, w.startedAt, w.endsAt, w.used]);
-    this.x.sql(WINDOWS_UPSERT).run(c.accountId, category, JSON.stringify(stored));
+    const stored = storedWindowsOf(after, first.category);
+    this.x.sql(WINDOWS_UPSERT).run(c.accountId, first.category, JSON.stringify(stored));
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, inKeyOrder, isRunning, sameSlot } from '../../domain/fair-use.js';
+import { applyConsumption, findWindow, isRunning } from '../../domain/fair-use.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { thresholdEvents } from '../../domain/webhooks.js';
@@ -230,8 +230,8 @@ export class GroupCommit {
       balanceAfter = before.tokenBalance + ledgerDelta('charge', c.charge.amount);
       if (balanceAfter < 0) return { kind: 'insufficient', balance: before.tokenBalance };
     }
-    // Already in key order unless a window was started, which most consumptions do not.
-    const windows = inKeyOrder(applied.states);
+    // In key order, as applyConsumption keeps them.
+    const windows = applied.states;
     // Before the first write: should rendering fail, only this consumption does.
     const response = c.render(windows, balanceAfter);
     try {
@@ -246,7 +246,7 @@ export class GroupCommit {
       if (c.thresholds) {
         // The use before is what this transaction decided from: each crossing is this consumption's alone.
         const usedBefore = (inc: (typeof c.increments)[number]) => {
-          const w = before.windows.find((s) => sameSlot(s, inc));
+          const w = findWindow(before.windows, inc);
           return isRunning(w, c.now) ? w.used : 0;
         };
         const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
