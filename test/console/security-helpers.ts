@@ -3,8 +3,9 @@
  * member, two keys), B (the victim: the same) and one with hostile names; signing in as any of their
  * users; and filling a route's path parameters with A's ids, B's, or A's account with B's other ids.
  */
+
+import { ConsoleService } from '../../src/console/service.js';
 import type { Services } from '../../src/service/index.js';
-import { ADMIN_TOKEN } from '../helpers.js';
 import { addUser, type ConsoleApp, followLink } from './console-app-helpers.js';
 import { ConsoleClient, forms, links, type Page } from './console-client-helpers.js';
 
@@ -71,6 +72,12 @@ export async function world(h: ConsoleApp) {
   const hostile = await side(h.services, HOSTILE_ACCOUNT, `e${tag}`);
   await h.services.keys.create(hostile.accountId, HOSTILE_KEY);
 
+  const operator = new ConsoleService(h.services, {
+    publicUrl: () => h.url,
+    signup: 'closed',
+    signupPlan: 'free',
+  });
+
   const idOf = (s: Side, kind: IdKind): string =>
     kind === 'account'
       ? s.accountId
@@ -86,16 +93,11 @@ export async function world(h: ConsoleApp) {
     b,
     hostile,
 
-    /** An operator's link for `email` (POST /admin/v1/console/links). */
+    /** An operator's link for `email`, made on the database as `toolgate console link` makes it. */
     async link(email: string, accountId?: string): Promise<string> {
-      const res = await fetch(`${h.url}/admin/v1/console/links`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email, ...(accountId ? { account_id: accountId } : {}) }),
-      });
-      const body = (await res.json()) as { url?: string };
-      if (!body.url) throw new Error(`console link: ${res.status} ${JSON.stringify(body)}`);
-      return body.url;
+      const made = await operator.operatorLink(email, accountId);
+      if (!made.ok) throw new Error(`console link for ${email}: ${made.error.message}`);
+      return made.value.url;
     },
 
     /** A fresh client signed in as `email` through an operator's link. */
