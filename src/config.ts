@@ -39,6 +39,12 @@ const ENV_PROPERTIES = {
   TOOLGATE_DATABASE_POOL_SIZE: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
   TOOLGATE_DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
   TOOLGATE_DATABASE_TIMEOUT_MS: { type: 'string', pattern: '^[1-9][0-9]{2,5}$' },
+  TOOLGATE_CONSOLE: { type: 'string', enum: ['on', 'off'] },
+  TOOLGATE_CONSOLE_SIGNUP: { type: 'string', enum: ['open', 'closed'] },
+  TOOLGATE_CONSOLE_SIGNUP_PLAN: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+  TOOLGATE_PUBLIC_URL: { type: 'string', pattern: '^https?://[^/?#@\\s]+(/[^?#\\s]*)?$' },
+  TOOLGATE_SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
+  TOOLGATE_SMTP_FROM: { type: 'string', minLength: 3, maxLength: 320 },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
   NODE_ENV: { type: 'string' },
 } as const;
@@ -86,6 +92,16 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_DATABASE_SCHEMA:
     'must be a lower-case schema name: letters, digits and underscores (PostgreSQL only)',
   TOOLGATE_DATABASE_TIMEOUT_MS: 'must be a whole number of milliseconds from 100 to 999999 (PostgreSQL only)',
+  TOOLGATE_CONSOLE: "must be on (the default: the customers' console at /console) or off",
+  TOOLGATE_CONSOLE_SIGNUP:
+    'must be open (an unknown email that follows its sign-in link gets a new account) or closed (the default)',
+  TOOLGATE_CONSOLE_SIGNUP_PLAN: 'must be a plan id (lower-case letters, digits, "_" and "-"); default free',
+  TOOLGATE_PUBLIC_URL:
+    'must be the address people and agents reach this server at, http(s)://host[:port][/path] with no query (for example https://tools.example.com)',
+  TOOLGATE_SMTP_URL:
+    "must be smtp://[user:password@]host:port or smtps:// (TLS): where the console's sign-in links are mailed through",
+  TOOLGATE_SMTP_FROM:
+    'must be the sender of the console\'s mails, for example "toolgate <no-reply@example.com>"',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
@@ -211,8 +227,20 @@ export interface Config {
   trustProxy: boolean | string[];
   /** TOOLGATE_ALLOWED_ORIGINS, normalised: the browser origins besides the server's own that may call /mcp. */
   allowedOrigins: string[];
+  /** TOOLGATE_PUBLIC_URL without a trailing slash; undefined: http://<host>:<port>. */
+  publicUrl: string | undefined;
+  /** The customers' console (TOOLGATE_CONSOLE*, TOOLGATE_SMTP_*). */
+  console: ConsoleConfig;
   logLevel: (typeof LOG_LEVELS)[number];
   production: boolean;
+}
+
+export interface ConsoleConfig {
+  enabled: boolean;
+  signup: 'open' | 'closed';
+  signupPlan: string;
+  smtpUrl: string | undefined;
+  smtpFrom: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -289,6 +317,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: Number(e.TOOLGATE_WEBHOOK_TIMEOUT_MS ?? '10000'),
     trustProxy: parseTrustProxy(e.TOOLGATE_TRUST_PROXY),
     allowedOrigins: allowedOrigins.map((o) => normalOrigin(o)!),
+    publicUrl: e.TOOLGATE_PUBLIC_URL?.replace(/\/+$/, ''),
+    console: {
+      enabled: e.TOOLGATE_CONSOLE !== 'off',
+      signup: e.TOOLGATE_CONSOLE_SIGNUP === 'open' ? 'open' : 'closed',
+      signupPlan: e.TOOLGATE_CONSOLE_SIGNUP_PLAN ?? 'free',
+      smtpUrl: e.TOOLGATE_SMTP_URL,
+      smtpFrom: e.TOOLGATE_SMTP_FROM,
+    },
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
   };

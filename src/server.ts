@@ -8,11 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
   type Config,
+  ConfigError,
   type DatabaseConfig,
   redactUrl,
   resolveKeySecrets,
   unknownVariableWarnings,
 } from './config.js';
+import type { ConsoleSettings } from './console/index.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { buildApp } from './http/app.js';
@@ -108,9 +110,15 @@ export async function startServer(config: Config): Promise<Running> {
     webhookWake: () => dispatcher.wake(),
     ...(metrics ? { metrics } : {}),
   });
+  // The console's links name the public URL; without one, the address this server listens on (known once it does).
+  let listening = '';
+  const consoleSettings = config.console.enabled
+    ? await consoleSettingsOf(config, services, logger, () => config.publicUrl ?? listening)
+    : undefined;
   const app = await buildApp({
     services,
     catalogue,
+    ...(consoleSettings ? { console: consoleSettings } : {}),
     adminTokens: config.adminTokens,
     logger,
     rateLimits: {
@@ -135,6 +143,7 @@ export async function startServer(config: Config): Promise<Running> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  listening = reachableUrl(config.host, port);
   if (!config.production) await createDemoAccount(services, reachableUrl(config.host, port));
   logger.info(
     {
@@ -145,6 +154,7 @@ export async function startServer(config: Config): Promise<Running> {
       catalogue_tools: catalogue.list().length,
       metrics: metricsServer?.url ?? 'off',
       shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
+      console: consoleSettings ? `${config.publicUrl ?? listening}/console/` : 'off',
     },
     'toolgate listening',
   );
@@ -169,6 +179,32 @@ export async function startServer(config: Config): Promise<Running> {
     return closing;
   };
   return { app, log: logger, url, close };
+}
+
+/** The console's settings; a sign-up plan that does not exist stops the start (sign-ups would all fail). */
+async function consoleSettingsOf(
+  config: Config,
+  services: Services,
+  logger: Logger,
+  publicUrl: () => string,
+): Promise<ConsoleSettings> {
+  const c = config.console;
+  if (c.signup === 'open' && !(await services.deps.store.getPlan(c.signupPlan)))
+    throw new ConfigError(
+      `TOOLGATE_CONSOLE_SIGNUP_PLAN names the plan "${c.signupPlan}", which does not exist (toolgate plans list shows them)`,
+    );
+  if (!c.smtpUrl && config.production)
+    logger.warn(
+      'the console cannot mail sign-in links: TOOLGATE_SMTP_URL is not set (toolgate console link <email> prints one)',
+    );
+  return {
+    publicUrl,
+    signup: c.signup,
+    signupPlan: c.signupPlan,
+    production: config.production,
+    ...(c.smtpUrl ? { smtpUrl: c.smtpUrl } : {}),
+    ...(c.smtpFrom ? { smtpFrom: c.smtpFrom } : {}),
+  };
 }
 
 /** Opens and migrates the database; a failure names it (its password hidden), not only the driver's code. */

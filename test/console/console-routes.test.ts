@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/config.js';
 import { dayOf } from '../../src/domain/usage-history.js';
 import { buildApp } from '../../src/http/app.js';
 import { ADMIN_TOKEN, captureLogs, type Harness, scratchServices } from '../helpers.js';
@@ -326,5 +327,51 @@ describe('the console over HTTP', () => {
     const api = await fetch(`${url}/api/v1/tools/get_account`, { method: 'POST' });
     expect(api.headers.get('content-security-policy')).toBeNull();
     expect(api.status).toBe(401);
+  });
+});
+
+describe('the console’s configuration', () => {
+  it('reads the console variables, with their defaults', () => {
+    const defaults = loadConfig({});
+    expect(defaults.console).toEqual({
+      enabled: true,
+      signup: 'closed',
+      signupPlan: 'free',
+      smtpUrl: undefined,
+      smtpFrom: undefined,
+    });
+    expect(defaults.publicUrl).toBeUndefined();
+    const set = loadConfig({
+      TOOLGATE_CONSOLE: 'off',
+      TOOLGATE_CONSOLE_SIGNUP: 'open',
+      TOOLGATE_CONSOLE_SIGNUP_PLAN: 'starter',
+      TOOLGATE_PUBLIC_URL: 'https://tools.example.com/',
+      TOOLGATE_SMTP_URL: 'smtps://mailer:pw@smtp.example.com:465',
+      TOOLGATE_SMTP_FROM: 'toolgate <no-reply@example.com>',
+    });
+    expect(set.publicUrl).toBe('https://tools.example.com');
+    expect(set.console).toMatchObject({ enabled: false, signup: 'open', signupPlan: 'starter' });
+    expect(unknownVariableWarnings({ TOOLGATE_SMTP_URL: 'x', TOOLGATE_PUBLIC_URL: 'x' })).toEqual([]);
+    expect(unknownVariableWarnings({ TOOLGATE_CONSOLE_SIGNUPS: 'open' })).toEqual([
+      'TOOLGATE_CONSOLE_SIGNUPS is not a variable toolgate reads (ignored): did you mean TOOLGATE_CONSOLE_SIGNUP?',
+    ]);
+  });
+
+  it('names each bad console variable, and keeps an SMTP password out of the message', () => {
+    let message = '';
+    try {
+      loadConfig({
+        TOOLGATE_CONSOLE: 'maybe',
+        TOOLGATE_PUBLIC_URL: 'https://user@evil.example/',
+        TOOLGATE_SMTP_URL: 'http://mailer:hunter2@smtp.example.com',
+      });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toContain('TOOLGATE_CONSOLE must be on');
+    expect(message).toContain('TOOLGATE_PUBLIC_URL must be the address');
+    expect(message).toContain('TOOLGATE_SMTP_URL must be smtp://');
+    expect(message).not.toContain('hunter2');
   });
 });
