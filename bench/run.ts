@@ -32,6 +32,7 @@ import {
   type ToolgateTarget,
 } from './lib/targets.js';
 import { stopWrk, wrkVersion } from './lib/wrk.js';
+import { configureBefore } from './scenarios/before.js';
 import { SCENARIOS } from './scenarios/index.js';
 import type { Fixture } from './scenarios/scenario.js';
 import { LATEST_FILE, PERFORMANCE_DOC, updateDoc } from './table.js';
@@ -53,11 +54,10 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const scenarios = SCENARIOS.filter(
-    (s) =>
-      opts.only === null ||
-      opts.only.includes(s.id) ||
-      (s.group !== undefined && opts.only.includes(s.group)),
+  const scenarios = SCENARIOS.filter((s) =>
+    opts.only === null
+      ? !s.onlyWhenNamed
+      : opts.only.includes(s.id) || (s.group !== undefined && opts.only.includes(s.group)),
   );
   installCleanupHandlers(() => {
     stopWrk();
@@ -121,6 +121,7 @@ async function main(): Promise<number> {
     ? { url: opts.postgresUrl, poolSize: opts.poolSize, local: server.local }
     : null;
 
+  configureBefore(postgresSetup, progress);
   const results: ScenarioResult[] = [];
   if (scenarios.length > 0) {
     const mark = cleanupMark();

@@ -82,7 +82,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
                       key's rate is printed, and a 429 fails the run)
   --only <ids>        comma-separated scenario ids or groups: get_account, consumption,
                       consumption_alerts, proxied (proxied_metered, proxied_free, proxied_charged),
-                      mcp (mcp_2025, mcp_2026, mcp_metered), scale (default: all but scale)
+                      mcp (mcp_2025, mcp_2026, mcp_metered), scale, and before
+                      (get_account_before, consumption_before: against toolgate built from the
+                      commit before the meters, or TOOLGATE_BENCH_BEFORE; run only when named)
+                      (default: all but scale and before)
   --scale             also run the scale comparison: get_account on a database of --scale-base
                       accounts against one of --scale-accounts, both seeded by lib/seeding.ts
                       (bench/seed.ts) with --keys-per-account keys each, the same --accounts keys

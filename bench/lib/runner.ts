@@ -192,7 +192,8 @@ export async function runScenario(
   // A scenario with a fixture of its own (the proxied ones: another baseline, a tool to create).
   const f = scenario.prepare ? await scenario.prepare(shared) : shared;
   const requests = scenario.requests(f);
-  await verify(scenario, f, requests[0]!);
+  const baselineRequests = scenario.baselineRequests?.(f) ?? requests;
+  await verify(scenario, f, requests[0]!, baselineRequests[0]!);
   const notes: Note[] = [];
   const logLinesBefore = f.toolgate.child.lines();
 
@@ -200,7 +201,7 @@ export async function runScenario(
     {
       name: 'baseline',
       target: f.baseline,
-      requests: scenario.baselineRequests?.(f) ?? requests,
+      requests: baselineRequests,
       helper: f.upstream,
     },
     { name: f.toolgate.name, target: f.toolgate, requests, monitor: f.toolgate.monitor, helper: f.upstream },
@@ -332,9 +333,15 @@ function describe(s: Sample): string {
   return `${Math.round(s.rps).toString().padStart(7)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  busiest key ${s.perKey.maxPerSecond}/s${limiter}${stolen}${bad}`;
 }
 
-/** The first request, sent once to each side: 2xx from both, and the scenario's check on toolgate's body. */
-async function verify(scenario: Scenario, f: Fixture, request: LoadRequest): Promise<void> {
+/** The first request of each side, sent once: 2xx from both, and the scenario's check on toolgate's body. */
+async function verify(
+  scenario: Scenario,
+  f: Fixture,
+  toolgateRequest: LoadRequest,
+  baselineRequest: LoadRequest,
+): Promise<void> {
   for (const target of [f.baseline, f.toolgate]) {
+    const request = target === f.toolgate ? toolgateRequest : baselineRequest;
     const response = await fetch(`${target.url}${request.path}`, {
       method: request.method,
       headers: request.headers,

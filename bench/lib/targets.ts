@@ -71,6 +71,7 @@ export async function startBaseline(): Promise<Target> {
  */
 export async function startToolgateSqlite(
   existing: { file: string; keySecret: string } | null = null,
+  root = ROOT,
 ): Promise<ToolgateTarget> {
   if (existing)
     return startToolgate('sqlite', {
@@ -78,7 +79,7 @@ export async function startToolgateSqlite(
       TOOLGATE_KEY_SECRET: existing.keySecret,
     });
   const dir = tempDir('toolgate-bench-');
-  return startToolgate('sqlite', { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` });
+  return startToolgate('sqlite', { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` }, root);
 }
 
 export interface PostgresSetup {
@@ -96,16 +97,21 @@ export interface PostgresSetup {
  */
 export async function startToolgatePostgres(
   pg: PostgresSetup,
+  root = ROOT,
 ): Promise<ToolgateTarget & { schema: string; applicationName: string }> {
   const schema = pg.existing?.schema ?? (await createScratchSchema(pg.url));
   const applicationName = `toolgate_${schema}`;
-  const target = await startToolgate('postgres', {
-    TOOLGATE_DATABASE_URL: withApplicationName(pg.url, applicationName),
-    TOOLGATE_DATABASE_SCHEMA: schema,
-    TOOLGATE_DATABASE_POOL_SIZE: String(pg.poolSize),
-    // Required off SQLite; any 32+ characters, this run's own.
-    TOOLGATE_KEY_SECRET: pg.existing?.keySecret ?? randomBytes(32).toString('hex'),
-  });
+  const target = await startToolgate(
+    'postgres',
+    {
+      TOOLGATE_DATABASE_URL: withApplicationName(pg.url, applicationName),
+      TOOLGATE_DATABASE_SCHEMA: schema,
+      TOOLGATE_DATABASE_POOL_SIZE: String(pg.poolSize),
+      // Required off SQLite; any 32+ characters, this run's own.
+      TOOLGATE_KEY_SECRET: pg.existing?.keySecret ?? randomBytes(32).toString('hex'),
+    },
+    root,
+  );
   const monitor = await PgMonitor.open(pg.url, applicationName, pg.local);
   return { ...target, monitor, schema, applicationName };
 }
@@ -115,10 +121,14 @@ export async function startToolgatePostgres(
  * names. It logs at `warn` so request logging costs nothing (as in production), which means its
  * 'toolgate listening' line is not printed: so it gets a port found free a moment before, is polled
  * on /healthz until it answers with the expected store, and is started again on another port if that
- * one was taken in between.
+ * one was taken in between. `root`: another build of toolgate (lib/before.ts), run the same way.
  */
-async function startToolgate(backend: Backend, env: Record<string, string>): Promise<ToolgateTarget> {
-  const main = join(ROOT, 'dist', 'main.js');
+async function startToolgate(
+  backend: Backend,
+  env: Record<string, string>,
+  root = ROOT,
+): Promise<ToolgateTarget> {
+  const main = join(root, 'dist', 'main.js');
   if (!existsSync(main))
     throw new Error(`${main} is missing: run \`npm run build\` first (npm run bench does).`);
   const shipped = shippedNodeArgs();

@@ -1,4 +1,6 @@
 /** @module The scenarios, in the order they run. */
+
+import { consumptionBefore, getAccountBefore } from './before.js';
 import { consoleCost } from './console.js';
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
@@ -16,6 +18,9 @@ export const SCENARIOS: readonly Scenario[] = [
   mcp2026,
   mcpMetered,
   consoleCost,
+  // Only when named (--only before): against the build before the meters, without the alerts' endpoint.
+  getAccountBefore,
+  consumptionBefore,
   // Last: the endpoint it adds stays, and the scenarios before it run without one.
   consumptionAlerts,
 ];

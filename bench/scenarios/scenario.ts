@@ -51,6 +51,8 @@ export interface Scenario {
   id: string;
   /** Another name for --only that selects this scenario with others (`proxied`). */
   group?: string;
+  /** Run only when --only names it or its group, not in a run of every scenario. */
+  onlyWhenNamed?: boolean;
   title: string;
   /** One line: what toolgate is asked. */
   description: string;

@@ -1,0 +1,60 @@
+/**
+ * @module toolgate as it was before the meters work, built beside this checkout for side-by-side
+ * rounds: the commit before the one that added migration 009 (or `TOOLGATE_BENCH_BEFORE`), taken
+ * out of git with `git archive` into a directory of its own under the temp dir (the repository and
+ * its work tree are left alone), compiled with this checkout's TypeScript, and run on this
+ * checkout's node_modules (a symlink: no install). Built once per commit; later runs reuse it.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './processes.js';
+
+/** The migration whose arrival marks the meters work. */
+const METERS_MIGRATION = 'src/store/migrations/009-meters.ts';
+
+function git(...args: string[]): string {
+  const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr.trim() || `exit ${r.status}`}`);
+  return r.stdout.trim();
+}
+
+/** The commit measured as "before": TOOLGATE_BENCH_BEFORE, else the parent of the meters commit. */
+export function beforeCommit(env: NodeJS.ProcessEnv = process.env): string {
+  const asked = env.TOOLGATE_BENCH_BEFORE;
+  if (asked) return git('rev-parse', '--verify', `${asked}^{commit}`);
+  const added = git('log', '--diff-filter=A', '--format=%H', '--', METERS_MIGRATION).split('\n').at(-1);
+  if (!added) throw new Error(`no commit adds ${METERS_MIGRATION}: set TOOLGATE_BENCH_BEFORE to a commit`);
+  return git('rev-parse', `${added}^`);
+}
+
+/** The before build's root (its dist/main.js ready): built now unless a run built it already. */
+export function buildBefore(commit: string, progress: (line: string) => void): string {
+  const root = join(tmpdir(), `toolgate-before-${commit.slice(0, 12)}`);
+  if (existsSync(join(root, 'dist', 'main.js'))) return root;
+  progress(`bench: building toolgate at ${commit.slice(0, 12)} (before the meters) into ${root}...`);
+  // Built in a directory of its own, renamed into place once complete: a build cut short is not reused.
+  const building = `${root}.building-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true });
+  const archive = spawnSync('git', ['archive', '--format=tar', commit], {
+    cwd: ROOT,
+    maxBuffer: 1 << 30,
+    timeout: 120_000,
+  });
+  if (archive.status !== 0) throw new Error(`git archive ${commit}: ${archive.stderr.toString().trim()}`);
+  const untar = spawnSync('tar', ['-x', '-C', building], { input: archive.stdout, timeout: 120_000 });
+  if (untar.status !== 0) throw new Error(`tar: ${untar.stderr.toString().trim()}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(building, 'node_modules'), 'dir');
+  const tsc = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: building, encoding: 'utf8', timeout: 600_000 },
+  );
+  if (tsc.status !== 0)
+    throw new Error(`building ${commit.slice(0, 12)} failed:\n${(tsc.stdout + tsc.stderr).slice(-4000)}`);
+  rmSync(root, { recursive: true, force: true });
+  renameSync(building, root);
+  return root;
+}
