@@ -88,6 +88,10 @@ export interface Admin {
     /** Sends a signed webhook.test event now; the delivery after that attempt. */
     test(id: string): Promise<DeliveryRecord>;
   };
+  console: {
+    /** A console sign-in link for a user (of `accountId` when given): single use, 15 minutes. */
+    link(email: string, accountId: string | undefined): Promise<{ url: string }>;
+  };
 }
 
 /** A refused catalogue: a failure of the command (exit 1), not a wrong use of it. */
@@ -145,5 +149,26 @@ export function localAdmin(s: Services): Admin {
       replay: async (id) => unwrap(await s.webhooks.replay(id)),
       test: async (id) => unwrap(await s.webhooks.test(id)),
     },
+    console: {
+      link: async (email, accountId) => {
+        const links = await consoleLinks(s);
+        return unwrap(await links.operatorLink(s.deps.actor ?? 'cli', email, accountId));
+      },
+    },
   };
+}
+
+/** The console's links as the server would make them: its public URL and sign-up rule, from the configuration. */
+async function consoleLinks(s: Services) {
+  const [{ loadConfig }, { ConsoleService, defaultPublicUrl }] = await Promise.all([
+    import('../config.js'),
+    import('../console/service.js'),
+  ]);
+  const config = loadConfig();
+  const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
+  return new ConsoleService(s, {
+    publicUrl: () => publicUrl,
+    signup: config.console.signup,
+    signupPlan: config.console.signupPlan,
+  });
 }

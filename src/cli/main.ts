@@ -11,6 +11,7 @@ import { registerAccount } from './account.js';
 import { registerAccounts } from './accounts.js';
 import { httpUrl } from './args.js';
 import { registerAudit } from './audit.js';
+import { registerConsole } from './console.js';
 import { registerKeys } from './keys.js';
 import { registerMigrate } from './migrate.js';
 import { CliError, EXIT_OK, EXIT_USAGE, errorBody, reportError } from './output.js';
@@ -58,6 +59,7 @@ export function buildProgram(json: () => boolean): Command {
   registerUsage(program);
   registerWebhooks(program);
   registerAudit(program);
+  registerConsole(program);
   registerAccount(program);
   addServerOption(program);
   return program;

@@ -132,5 +132,14 @@ export function remoteAdmin(client: ToolgateAdminClient): Admin {
       replay: (id) => call<DeliveryRecord>('POST', `/webhook-deliveries/${seg(id)}/replay`),
       test: (id) => call<DeliveryRecord>('POST', `/webhooks/${seg(id)}/test`),
     },
+    console: {
+      link: async (email, accountId) => {
+        try {
+          return await client.consoleLink(email, accountId);
+        } catch (err) {
+          throw asCliError(err);
+        }
+      },
+    },
   };
 }

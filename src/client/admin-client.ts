@@ -57,6 +57,13 @@ export class ToolgateAdminClient {
       fetch: this.fetchFn,
     });
   }
+
+  /** A console sign-in link for a user (of `accountId` when given): single use, valid 15 minutes. */
+  consoleLink(email: string, accountId?: string): Promise<{ url: string }> {
+    return this.request('POST', '/console/links', {
+      body: accountId === undefined ? { email } : { email, account_id: accountId },
+    });
+  }
 }
 
 /** One path segment, encoded: an id is never taken as a path. */

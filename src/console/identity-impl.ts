@@ -46,7 +46,8 @@ export class CookieIdentity implements ConsoleIdentity {
   private readonly tokens = new Tokens({});
 
   constructor(
-    private readonly service: ConsoleService,
+    /** The console's links and sessions (the admin API makes operators' links with it). */
+    readonly service: ConsoleService,
     readonly names: CookieNames,
   ) {}
 

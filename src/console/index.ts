@@ -15,7 +15,6 @@ import type { TokenCost } from '../service/billing.js';
 import type { Services } from '../service/index.js';
 import { assetRoutes, consoleDir } from './assets.js';
 import { type ConsolePageDeps, installPageHandlers } from './context.js';
-import type { ConsoleIdentity } from './identity.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
 import { billingPage } from './pages/billing.js';
@@ -29,6 +28,7 @@ import { usagePage } from './pages/usage.js';
 import { ConsoleService } from './service.js';
 
 export type { ConsoleIdentity, SignedIn } from './identity.js';
+export type { CookieIdentity } from './identity-impl.js';
 export { ConsoleService } from './service.js';
 
 /** What the operator configures (TOOLGATE_PUBLIC_URL, TOOLGATE_SMTP_*, TOOLGATE_CONSOLE_SIGNUP*). */
@@ -66,7 +66,7 @@ async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined)
 }
 
 /** Registers /console (and its assets) and answers who is signed in, for other surfaces. */
-export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<ConsoleIdentity> {
+export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<CookieIdentity> {
   const service = new ConsoleService(deps.services, {
     publicUrl: deps.settings.publicUrl,
     signup: deps.settings.signup ?? 'closed',

@@ -5,6 +5,7 @@
  * removed membership counts at once. No Fastify here: the CLI and the admin API make links too.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { AuditEntry } from '../domain/audit.js';
 import { nowSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -84,27 +85,30 @@ export class ConsoleService {
   }
 
   /** Stores a new link and answers its URL; no check of who the email is (callers decide). */
-  async makeLink(request: LinkRequest): Promise<string> {
+  async makeLink(request: LinkRequest, audit?: AuditEntry): Promise<string> {
     const token = newToken();
     const t = this.now();
-    await this.store.addLink({
-      tokenHash: sha256(token),
-      email: request.email,
-      accountId: request.accountId ?? null,
-      purpose: request.purpose ?? 'sign-in',
-      returnTo: safeReturnTo(request.returnTo),
-      createdAt: t,
-      expiresAt: t + LINK_TTL_SECONDS,
-      usedAt: null,
-    });
+    await this.store.addLink(
+      {
+        tokenHash: sha256(token),
+        email: request.email,
+        accountId: request.accountId ?? null,
+        purpose: request.purpose ?? 'sign-in',
+        returnTo: safeReturnTo(request.returnTo),
+        createdAt: t,
+        expiresAt: t + LINK_TTL_SECONDS,
+        usedAt: null,
+      },
+      audit,
+    );
     return `${this.publicUrl()}/console/auth?token=${token}`;
   }
 
   /**
-   * An operator's link (CLI, admin API): for a user of some account (of `accountId` when given), or
-   * for anyone while sign-up is open and no account is named.
+   * An operator's link (CLI, admin API), audited as `actor`: for a user of some account (of
+   * `accountId` when given), or for anyone while sign-up is open and no account is named.
    */
-  async operatorLink(email: unknown, accountId?: string): Promise<Result<{ url: string }>> {
+  async operatorLink(actor: string, email: unknown, accountId?: string): Promise<Result<{ url: string }>> {
     const valid = validateUser(email, 'member');
     if (!valid.ok) return valid;
     const address = valid.value.email;
@@ -115,7 +119,16 @@ export class ConsoleService {
     } else if (memberships.length === 0 && !this.signupOpen) {
       return fail('not_found', `No account has a user ${address} (and sign-up is closed).`);
     }
-    return ok({ url: await this.makeLink({ email: address, accountId: accountId ?? null }) });
+    const audit: AuditEntry = {
+      id: newId('aud', this.services.deps.clock.now()),
+      at: this.now(),
+      actor,
+      action: 'console.link',
+      accountId: accountId ?? null,
+      targetId: null,
+      details: { email: address },
+    };
+    return ok({ url: await this.makeLink({ email: address, accountId: accountId ?? null }, audit) });
   }
 
   /**
@@ -254,4 +267,11 @@ export class ConsoleService {
     if ((await this.store.memberships(user.email)).length === 0) await this.store.endSessionsOf(user.email);
     return removed;
   }
+}
+
+/** Where a server is reached when no TOOLGATE_PUBLIC_URL says: its address (a wildcard one as loopback). */
+export function defaultPublicUrl(host: string, port: number): string {
+  if (host === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (host === '::' || host === '[::]') return `http://[::1]:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'user.role',
   'console.sign_in',
   'console.sign_out',
+  'console.link',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminToken } from '../config.js';
-import { type ConsoleIdentity, type ConsoleSettings, registerConsole } from '../console/index.js';
+import { type ConsoleSettings, type CookieIdentity, registerConsole } from '../console/index.js';
 import type { ConnectedApps } from '../console/pages/connected-apps.js';
 import { newId } from '../domain/ids.js';
 import { mcpRoutes } from '../mcp/route.js';
@@ -209,7 +209,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
   });
   // The console in a scope of its own; its identity answers other surfaces (OAuth consent) who is signed in.
-  const consoleIdentity: ConsoleIdentity | undefined = deps.console
+  const consoleIdentity: CookieIdentity | undefined = deps.console
     ? await registerConsole(app, {
         services: deps.services,
         settings: deps.console,
@@ -232,6 +232,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       services: deps.services,
       adminTokens,
       ...(limits ? { limits } : {}),
+      ...(consoleIdentity ? { consoleLinks: consoleIdentity.service } : {}),
     });
   }
   await app.register(metaRoutes, {

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/config.js';
 import { dayOf } from '../../src/domain/usage-history.js';
 import { buildApp } from '../../src/http/app.js';
+import { runCli } from '../cli/run-cli.js';
 import { ADMIN_TOKEN, captureLogs, type Harness, scratchServices } from '../helpers.js';
 
 interface Page {
@@ -319,6 +320,45 @@ describe('the console over HTTP', () => {
     expect(out.status).toBe(303);
     expect((await b.get(`/console/a/${accountId}/`)).location).toMatch(/^\/console\/sign-in/);
   });
+
+  it('makes operator links through the admin API and both CLI modes, audited, for users only', async () => {
+    const admin = (body: unknown, token = ADMIN_TOKEN) =>
+      fetch(`${url}/admin/v1/console/links`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const made = await admin({ email: 'owner@example.com', account_id: accountId });
+    expect(made.status).toBe(201);
+    const { url: link } = (await made.json()) as { url: string };
+    expect((await new Browser(url).get(link)).location).toBe(`/console/a/${accountId}/`);
+    expect((await admin({ email: 'owner@example.com', account_id: otherId })).status).toBe(404);
+    expect((await admin({ email: 'nobody@example.com' })).status).toBe(404);
+    expect((await admin({ email: 'owner@example.com' }, 'wrong-token-0123456789')).status).toBe(401);
+
+    const env = {
+      PATH: process.env.PATH,
+      TOOLGATE_DATABASE_URL: `sqlite:${h.dbPath}`,
+      TOOLGATE_PUBLIC_URL: url,
+      TOOLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+    };
+    for (const mode of [[], ['--url', url]]) {
+      const r = await runCli(env, ['console', 'link', 'member@example.com', '--json', ...mode]);
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      const printed = JSON.parse(r.stdout) as { url: string };
+      expect(Object.keys(printed)).toEqual(['url']);
+      const b = new Browser(url);
+      expect((await b.get(printed.url)).location).toBe(`/console/a/${accountId}/`);
+      expect((await b.get(`/console/a/${accountId}/keys`)).status).toBe(200);
+    }
+    const refused = await runCli(env, ['console', 'link', 'nobody@example.com', '--account', accountId]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr + refused.stdout).toContain('No user nobody@example.com');
+    const audit = await h.store.listAudit({ limit: 100 });
+    const links = audit.filter((e) => e.action === 'console.link');
+    expect(links.map((e) => e.actor)).toEqual(['admin:admin', expect.stringMatching(/^cli/), 'admin:admin']);
+    expect(JSON.stringify(links)).not.toContain('token=');
+  }, 60_000);
 
   it('sends people at / to the console, and keeps the API’s own answers', async () => {
     const root = await fetch(`${url}/`, { redirect: 'manual' });

@@ -61,7 +61,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
     afterEach(async () => fixture.cleanup());
 
     it('keeps only a hash of the link token, and the link works once', async () => {
-      const made = await consoleService.operatorLink('ann@example.com');
+      const made = await consoleService.operatorLink('cli:test', 'ann@example.com');
       expect(made.ok).toBe(true);
       const url = made.ok ? made.value.url : '';
       expect(url.startsWith('https://tg.example/console/auth?token=')).toBe(true);
@@ -182,7 +182,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
 
     it('sends no link to an unknown email while sign-up is closed, and signs up when open', async () => {
       expect(await consoleService.signInRequested('new@example.com', null)).toBeUndefined();
-      expect((await consoleService.operatorLink('new@example.com')).ok).toBe(false);
+      expect((await consoleService.operatorLink('cli:test', 'new@example.com')).ok).toBe(false);
       // A link made while closed leads nowhere for an unknown email.
       const closedToken = tokenOf(await consoleService.makeLink({ email: 'new@example.com' }));
       expect((await consoleService.followLink(closedToken)).ok).toBe(false);
@@ -221,7 +221,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
         const f = await consoleService.followLink(token);
         expect(f.ok && f.value.next).toBe(`/console/a/${accountId}/`);
       }
-      expect((await consoleService.operatorLink('ann@example.com', 'acc_nope')).ok).toBe(false);
+      expect((await consoleService.operatorLink('cli:test', 'ann@example.com', 'acc_nope')).ok).toBe(false);
     });
   });
 }

@@ -6,6 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminToken } from '../../config.js';
+import type { ConsoleService } from '../../console/service.js';
 import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest } from '../auth.js';
 import { ApiError } from '../errors.js';
@@ -13,6 +14,7 @@ import type { RateLimits } from '../rate-limit.js';
 import { refuseUnstorable } from '../storable.js';
 import { adminAccountRoutes } from './admin-accounts.js';
 import { adminAuditRoutes } from './admin-audit.js';
+import { adminConsoleRoutes } from './admin-console.js';
 import { adminKeyRoutes } from './admin-keys.js';
 import { adminPlanRoutes } from './admin-plans.js';
 import { adminTokenRoutes } from './admin-tokens.js';
@@ -32,7 +34,13 @@ declare module 'fastify' {
 
 export async function adminRoutes(
   instance: FastifyInstance,
-  opts: { services: Services; adminTokens: readonly AdminToken[]; limits?: RateLimits },
+  opts: {
+    services: Services;
+    adminTokens: readonly AdminToken[];
+    limits?: RateLimits;
+    /** The console's links (POST /console/links); none while the console is off. */
+    consoleLinks?: ConsoleService;
+  },
 ) {
   // Typed by the schemas: each handler's body, params and query are what its schema validated.
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -91,4 +99,5 @@ export async function adminRoutes(
   adminToolRoutes(app, s);
   adminWebhookRoutes(app, s);
   adminWebhookTestRoutes(app, s);
+  if (opts.consoleLinks) adminConsoleRoutes(app, opts.consoleLinks);
 }

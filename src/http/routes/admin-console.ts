@@ -1,0 +1,32 @@
+/**
+ * @module The admin API's console links: a sign-in link for a user, printed to the operator instead
+ * of mailed (`toolgate console link`); registered inside adminRoutes, behind its token check, when
+ * the console is on.
+ */
+import Type from 'typebox';
+import type { ConsoleService } from '../../console/service.js';
+import { unwrap } from '../auth.js';
+import { type AdminApp, created, doc, strict } from './admin-doc.js';
+
+export function adminConsoleRoutes(app: AdminApp, links: ConsoleService): void {
+  app.post(
+    '/console/links',
+    {
+      schema: doc('createConsoleLink', 'Make a console sign-in link for a user (single use, 15 minutes)', {
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 254 }),
+            account_id: Type.Optional(Type.String({ maxLength: 100 })),
+          },
+          strict,
+        ),
+      }),
+    },
+    async (request, reply) => {
+      const { email, account_id } = request.body;
+      // The admin hook set the actor before any handler runs.
+      const actor = request.actor ?? 'admin';
+      return created(reply, unwrap(await links.operatorLink(actor, email, account_id)));
+    },
+  );
+}
