@@ -13,7 +13,11 @@ import { grantActor } from './grants.js';
 import { MCP_SCOPE, MOUNT, SCOPES } from './provider.js';
 import { type OAuthServer, subjectOf } from './server.js';
 
-const html = (reply: FastifyReply, status: number, body: string) =>
+/**
+ * An HTML answer that no page may frame. `formTo` is where the consent form ends up: the browser
+ * applies form-action to the redirects after the POST too, which lead to the client's redirect URI.
+ */
+const html = (reply: FastifyReply, status: number, body: string, formTo?: string) =>
   reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -21,9 +25,21 @@ const html = (reply: FastifyReply, status: number, body: string) =>
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTo ? ` ${formTo}` : ''}; frame-ancestors 'none'`,
     )
     .send(body);
+
+/** The CSP source for a redirect URI: its origin (http and https), else its scheme (a native app's). */
+function cspSource(redirectUri: unknown): string | undefined {
+  try {
+    const url = new URL(String(redirectUri));
+    const source = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+    // Only characters a CSP source may hold: anything else is left out rather than let into the header.
+    return /^[a-z][a-z0-9+.-]*:(\/\/[a-z0-9.[\]:-]+)?$/i.test(source) ? source : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -94,7 +110,8 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
         redirectHost: client.redirectHost,
         email: who.email,
       };
-      if (who.memberships.length === 0) return html(reply, 200, noAccountPage(view));
+      const formTo = cspSource(details.params.redirect_uri);
+      if (who.memberships.length === 0) return html(reply, 200, noAccountPage(view), formTo);
       return html(
         reply,
         200,
@@ -102,6 +119,7 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
           ...view,
           accounts: who.memberships.map((m) => ({ id: m.accountId, name: m.accountName })),
         }),
+        formTo,
       );
     },
   );

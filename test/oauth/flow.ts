@@ -96,7 +96,6 @@ export async function authorize(
       if (!code) throw new Error(`no code: ${next}`);
       return { code, verifier, clientId, jar, location: next };
     }
-    if (process.env.OAUTH_DEBUG) console.log('hop', res.status, next.href);
     res = await jar.fetch(next.href);
   }
   throw new Error(`no redirect to the client: ${res.status} ${await res.text()}`);

@@ -11,12 +11,15 @@ import type { ConsoleIdentity, SignedIn } from '../../src/console/identity.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
+import { connectedApps } from '../../src/oauth/connected-apps.js';
 import { OAuthServer } from '../../src/oauth/server.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { serveCatalogue } from '../../src/tools/catalogue.js';
+import { type SmtpSink, startSmtpSink } from '../console/smtp-sink-helpers.js';
 import { KEY_SECRET, scratchDir, T0 } from '../helpers.js';
 import { POSTGRES_URL, scratchSchemaName } from '../postgres.js';
 
@@ -61,13 +64,21 @@ export interface Live {
   services: Services;
   oauth: OAuthServer;
   identity: TestIdentity;
+  /** Where the console's sign-in links go, with `console: true`. */
+  sink?: SmtpSink;
   close(): Promise<void>;
 }
 
-export async function liveServer(
-  backend: Backend,
-  opts: { accessTokenTtl?: number; fetch?: typeof fetch } = {},
-): Promise<Live> {
+export interface LiveOptions {
+  accessTokenTtl?: number;
+  fetch?: typeof fetch;
+  /** The console's own sign-in (links mailed to an SMTP sink) instead of TestIdentity. */
+  console?: boolean;
+  /** Serve the tool catalogue (tools added with services.catalogue.import). */
+  catalogue?: boolean;
+}
+
+export async function liveServer(backend: Backend, opts: LiveOptions = {}): Promise<Live> {
   let cleanup: () => Promise<void>;
   const { store, reads } = withReadCache((observer) => {
     if (backend === 'sqlite') {
@@ -80,24 +91,33 @@ export async function liveServer(
     return pg;
   });
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
-  const services = createServices({
-    store,
-    reads,
-    clock: new FixedClock(Date.now()),
-    keyPrefix: 'tg',
-    keySecret: KEY_SECRET,
-  });
+  const base = { store, reads, clock: new FixedClock(Date.now()), keyPrefix: 'tg', keySecret: KEY_SECRET };
+  const catalogue = opts.catalogue
+    ? await serveCatalogue({ catalogue: store.catalogue, env: {}, upstreamEnv: [] })
+    : undefined;
+  const services = createServices(
+    catalogue ? { ...base, catalogueChanged: () => catalogue.refresh() } : base,
+  );
   const identity = new TestIdentity();
   let url = '';
   const oauth = new OAuthServer({
     services,
     secret: KEY_SECRET,
     publicUrl: () => url,
-    identity,
+    ...(opts.console ? {} : { identity }),
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
-  const app = await buildApp({ services, oauth });
+  const sink = opts.console ? await startSmtpSink() : undefined;
+  const app = await buildApp({
+    services,
+    oauth,
+    connectedApps: connectedApps(oauth),
+    ...(catalogue ? { catalogue } : {}),
+    ...(sink
+      ? { console: { publicUrl: () => url, smtpUrl: sink.url, smtpFrom: 'toolgate <console@toolgate.test>' } }
+      : {}),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
@@ -107,8 +127,11 @@ export async function liveServer(
     services,
     oauth,
     identity,
+    ...(sink ? { sink } : {}),
     async close() {
       await app.close();
+      await sink?.close();
+      await catalogue?.close();
       await store.close();
       await cleanup();
     },
