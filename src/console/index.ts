@@ -57,6 +57,25 @@ export interface ConsoleDeps {
   connectedApps?: ConnectedApps;
 }
 
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/**
+ * Text for HTML: markup characters escaped, and the invisible controls that reorder what follows
+ * them on screen (bidi embeddings, overrides and isolates) shown as U+FFFD: a name must not make
+ * the rest of a line read backwards.
+ */
+export function escapeHtml(value: unknown): string {
+  return String(value)
+    .replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)
+    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
+}
+
 async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined): Promise<Mailer> {
   if (settings.mailer) return settings.mailer;
   if (settings.smtpUrl)
@@ -106,7 +125,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
       await scope.register(formbody, { bodyLimit: 16 * 1024 });
       await scope.register(csrf, { cookieKey: names.csrf, cookieOpts: cookieOptions(names) });
       await scope.register(view, {
-        engine: { eta: new Eta({ autoEscape: true, cache: true }) },
+        engine: { eta: new Eta({ autoEscape: true, escapeFunction: escapeHtml, cache: true }) },
         templates: consoleDir('views'),
         // Templates are read once and kept (pages render in well under a millisecond after).
         production: true,

@@ -162,6 +162,11 @@ describe('the console over HTTP', () => {
     // A hostile account name is text, not markup.
     expect(overview.body).toContain('Acme &lt;b&gt;Tools&lt;/b&gt;');
     expect(overview.body).not.toContain('<b>Tools</b>');
+    // A bidi override in a name is shown, not obeyed: it would reverse the rest of the line.
+    await h.services.as('admin:test').accounts.update(accountId, { name: 'Acme \u202egnp.exe' });
+    const renamed = await b.get(landed.location!);
+    expect(renamed.body).not.toContain('\u202e');
+    expect(renamed.body).toContain('Acme \ufffdgnp.exe');
   });
 
   it('answers the sign-in form the same for a known and an unknown email', async () => {
