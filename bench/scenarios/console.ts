@@ -7,11 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { ConsoleService } from '../../src/console/service.js';
 import { systemClock } from '../../src/domain/clock.js';
 import type { UsageRow } from '../../src/domain/usage-history.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
-import { expectStatus } from '../lib/admin.js';
 import { DEFAULT_POSTGRES_URL } from '../lib/args.js';
 import type { LoadRequest } from '../lib/load.js';
 import { createScratchSchema, probe } from '../lib/postgres.js';
@@ -36,7 +36,7 @@ const TOOLS = ['get_account', 'get_usage', 'search_people', 'enrich_person'];
 const PAGES = ['', 'usage', 'keys', 'billing', 'members', 'connect', 'usage.csv'];
 const WARMUP = 30;
 const SAMPLES = 300;
-const OWNER = 'owner@console.bench';
+const OWNER = 'owner@example.com';
 
 interface Setup {
   on: ToolgateTarget;
@@ -98,18 +98,23 @@ async function seedConsoleAccount(databaseUrl: string, schema: string | undefine
         }
       await store.usageHistory.add(rows);
     }
-    return accountId;
+    // A sign-in link for the owner, made on the database as `toolgate console link` makes it.
+    const operator = new ConsoleService(services, {
+      publicUrl: () => 'http://link',
+      signup: 'closed',
+      signupPlan: 'free',
+    });
+    const link = await operator.operatorLink('cli:bench', OWNER, accountId);
+    if (!link.ok) throw new Error(link.error.message);
+    return { accountId, linkPath: new URL(link.value.url).pathname + new URL(link.value.url).search };
   } finally {
     await store.close();
   }
 }
 
-/** A session of the owner: an operator's link (admin API) followed once; the Cookie header. */
-async function sessionCookie(on: ToolgateTarget): Promise<string> {
-  const link = await expectStatus(200, on.url, on.adminToken, 'POST', '/admin/v1/console/links', {
-    email: OWNER,
-  });
-  const res = await fetch(String(link.url), { redirect: 'manual' });
+/** A session of the owner: the sign-in link followed once; the Cookie header. */
+async function sessionCookie(on: ToolgateTarget, linkPath: string): Promise<string> {
+  const res = await fetch(`${on.url}${linkPath}`, { redirect: 'manual' });
   await res.arrayBuffer();
   const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0]!);
   if (cookies.length === 0) throw new Error(`following the console link set no cookie (${res.status})`);
@@ -135,7 +140,7 @@ async function setUp(f: Fixture): Promise<Setup> {
     keySecret,
     sample: LOAD_KEYS,
   });
-  const accountId = await seedConsoleAccount(databaseUrl, schema, keySecret);
+  const { accountId, linkPath } = await seedConsoleAccount(databaseUrl, schema, keySecret);
   const start = async () =>
     backend === 'sqlite'
       ? startToolgateSqlite({ file: databaseUrl.slice('sqlite:'.length), keySecret })
@@ -148,7 +153,13 @@ async function setUp(f: Fixture): Promise<Setup> {
   const on = await start();
   setToolgateEnv({ TOOLGATE_CONSOLE: 'off' });
   const off = await start().finally(() => setToolgateEnv({}));
-  return { on, off, accountId, cookie: await sessionCookie(on), loadKeys: seeded.sample.map((s) => s.key) };
+  return {
+    on,
+    off,
+    accountId,
+    cookie: await sessionCookie(on, linkPath),
+    loadKeys: seeded.sample.map((s) => s.key),
+  };
 }
 
 const setupFor = (f: Fixture) => {
@@ -184,7 +195,8 @@ async function pageNotes(s: Setup): Promise<Note[]> {
     const p95 = pct(times, 0.95);
     const name = page === '' ? 'overview' : page;
     notes.push({
-      level: p95 <= P95_MAX_MS ? 'info' : 'warning',
+      // A missed figure is a notice like a missed target (it says MISSED), not a suspect measurement.
+      level: 'info',
       text: `console ${name} (${KEYS} keys, ${DAYS} days of usage), one at a time: p50 ${pct(times, 0.5).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms over ${SAMPLES}: ${p95 <= P95_MAX_MS ? 'met' : 'MISSED'} (p95 <= ${P95_MAX_MS} ms)`,
     });
   }

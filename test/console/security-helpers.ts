@@ -95,7 +95,7 @@ export async function world(h: ConsoleApp) {
 
     /** An operator's link for `email`, made on the database as `toolgate console link` makes it. */
     async link(email: string, accountId?: string): Promise<string> {
-      const made = await operator.operatorLink(email, accountId);
+      const made = await operator.operatorLink('cli:console-tests', email, accountId);
       if (!made.ok) throw new Error(`console link for ${email}: ${made.error.message}`);
       return made.value.url;
     },
