@@ -21,6 +21,8 @@ import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { AccountService } from './service/accounts.js';
+import { connectedApps } from './oauth/connected-apps.js';
+import { OAuthServer } from './oauth/server.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
@@ -115,10 +117,20 @@ export async function startServer(config: Config): Promise<Running> {
   const consoleSettings = config.console.enabled
     ? await consoleSettingsOf(config, services, logger, () => config.publicUrl ?? listening)
     : undefined;
+  // OAuth for MCP connectors: its consent is the console's, so it is on when the console is.
+  const oauth = consoleSettings
+    ? new OAuthServer({
+        services,
+        secret: keySecret!,
+        publicUrl: () => config.publicUrl ?? listening,
+        onError: (err, message) => logger.warn({ err }, message),
+      })
+    : undefined;
   const app = await buildApp({
     services,
     catalogue,
     ...(consoleSettings ? { console: consoleSettings } : {}),
+    ...(oauth ? { oauth, connectedApps: connectedApps(oauth) } : {}),
     adminTokens: config.adminTokens,
     logger,
     rateLimits: {
@@ -144,6 +156,7 @@ export async function startServer(config: Config): Promise<Running> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   listening = reachableUrl(config.host, port);
+  oauth?.start();
   if (!config.production) await createDemoAccount(services, reachableUrl(config.host, port));
   logger.info(
     {
@@ -155,6 +168,7 @@ export async function startServer(config: Config): Promise<Running> {
       metrics: metricsServer?.url ?? 'off',
       shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
       console: consoleSettings ? `${config.publicUrl ?? listening}/console/` : 'off',
+      oauth: oauth ? `${oauth.publicUrl}/.well-known/oauth-authorization-server` : 'off',
     },
     'toolgate listening',
   );
@@ -162,6 +176,7 @@ export async function startServer(config: Config): Promise<Running> {
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      oauth?.stop();
       await app.close();
       await metricsServer?.close();
       await sharedLimit?.close().catch(() => {});
