@@ -169,6 +169,24 @@ describe('the console over HTTP', () => {
     expect(renamed.body).toContain('Acme \ufffdgnp.exe');
   });
 
+  it('brings a person sent to sign in back to where they were, and only to a path here', async () => {
+    const b = new Browser(url);
+    const form = await b.get('/console/sign-in?return_to=%2Foauth%2Fauthorize%3Fclient_id%3Dx');
+    expect(form.body).toContain('name="return_to" value="/oauth/authorize?client_id=x"');
+    await b.submit(form, '/console/sign-in', {
+      email: 'owner@example.com',
+      return_to: '/oauth/authorize?client_id=x',
+    });
+    expect((await b.get(await loggedLink('owner@example.com'))).location).toBe(
+      '/oauth/authorize?client_id=x',
+    );
+    // Signed in already: straight back.
+    expect((await b.get('/console/sign-in?return_to=%2Fconsole%2Fa%2F')).location).toBe('/console/a/');
+    const offsite = await b.get('/console/sign-in?return_to=%2F%2Fevil.example%2F');
+    expect(offsite.status).toBe(200);
+    expect(offsite.body).not.toContain('evil.example');
+  });
+
   it('answers the sign-in form the same for a known and an unknown email', async () => {
     const b = new Browser(url);
     const form = await b.get('/console/sign-in');

@@ -45,7 +45,12 @@ export async function signInPages(app: FastifyInstance, deps: ConsolePageDeps): 
   app.get<{ Querystring: { return_to?: string } }>(
     '/sign-in',
     { schema: { hide: true } },
-    async (request, reply) => signInForm(reply, { returnTo: safeReturnTo(request.query.return_to) }),
+    async (request, reply) => {
+      const returnTo = safeReturnTo(request.query.return_to);
+      // Sent here by another page (OAuth consent) while already signed in: straight back.
+      if (returnTo && (await deps.identity.who(request))) return reply.redirect(returnTo, 303);
+      return signInForm(reply, { returnTo });
+    },
   );
 
   app.post<{ Body: SignInBody }>(
