@@ -190,6 +190,11 @@ export async function world(h: ConsoleApp) {
       return res.status === 200;
     },
 
+    async keyCount(accountId: string): Promise<number> {
+      const keys = await h.services.keys.list(accountId);
+      return keys.ok ? keys.value.length : -1;
+    },
+
     async userIds(accountId: string): Promise<string[]> {
       const users = await h.services.users.list(accountId);
       return users.ok ? users.value.map((u) => u.id) : [];

@@ -160,6 +160,29 @@ describe.each(backends)('the console refuses abuse, on %s', (backend) => {
     expect(account.ok && account.value.name).toBe(w.b.name);
   }
 
+  it("refuses a member every owner's action, with a valid token: keys, members, roles", async () => {
+    const member = await w.signIn(w.a.member);
+    const token = await w.csrfFor(member);
+    const keysBefore = await w.keyCount(w.a.accountId);
+    const owners = consoleRoutes(h.app).filter(
+      (r) => r.method === 'POST' && /\/(keys|members)/.test(r.path) && r.path.includes(':accountId'),
+    );
+    expect(owners.length).toBeGreaterThanOrEqual(3);
+    for (const route of owners) {
+      const path = w.fill(route.path, 'own')!;
+      const res = await member.request('POST', path, {
+        form: { _csrf: token, ...w.plausibleFields(), role: 'owner' },
+        follow: false,
+      });
+      expect([403, 404], `${route.path} as a member`).toContain(res.status);
+    }
+    // Nothing changed: no key made, the spare key works, the member is still a member.
+    expect(await w.keyCount(w.a.accountId)).toBe(keysBefore);
+    expect(await w.keyWorks(w.a.spareKey)).toBe(true);
+    const users = await h.services.users.list(w.a.accountId);
+    expect(users.ok && users.value.find((u) => u.id === w.a.memberUserId)?.role).toBe('member');
+  });
+
   it('ends a session at sign-out: its cookie opens nothing after', async () => {
     const c = await w.signIn(w.a.owner);
     const cookie = c.cookieHeader();
@@ -227,6 +250,8 @@ describe.each(backends)('the console refuses abuse, on %s', (backend) => {
     expect(session).toMatch(/;\s*HttpOnly/i);
     expect(session).toMatch(/;\s*SameSite=Lax/i);
     expect(session).toMatch(/;\s*Path=\//i);
+    // A Secure cookie is never sent back over http: sign-in would silently not stick.
+    expect(session).not.toMatch(/;\s*Secure/i);
     expect(session).not.toMatch(/^__Host-/);
   });
 });
