@@ -4,10 +4,13 @@
  * plan of 16 categories of 4 windows each (64, every one running), through the usage service and the
  * read cache as a server has them, alternated in rounds. CPU of this process per consumption
  * (process.cpuUsage: every thread, the store's included; PostgreSQL's own backends not).
- * `node .bench/bench/meters-cost.js [--backends sqlite,postgres] [--accounts 2000] [--batch 200] [--batches 20] [--rounds 6]`
+ * `node .bench/bench/meters-cost.js [--backends sqlite,postgres] [--accounts 2000] [--batch 200] [--batches 20] [--rounds 6] [--no-results]`
+ * The figures go into bench/results/latest.json as `meters_cost` (scenarios/meters-cost.ts), and
+ * docs/performance.md's targets table is made again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/domain/clock.js';
@@ -17,9 +20,12 @@ import { withReadCache } from '../src/store/cached-reads.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { DEFAULT_POSTGRES_URL } from './lib/args.js';
+import { type Backend, DEFAULT_POSTGRES_URL } from './lib/args.js';
 import { cleanupAll } from './lib/cleanup.js';
 import { createScratchSchema } from './lib/postgres.js';
+import { formatJson, type LatestEntry, merge, readLatest } from './lib/results.js';
+import { METERS_COST_ID, METERS_COST_TITLE } from './scenarios/meters-cost.js';
+import { LATEST_FILE, updateDoc } from './table.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +36,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     'postgres-url': { type: 'string' },
     json: { type: 'boolean' },
+    'no-results': { type: 'boolean' },
   },
 });
 const BACKENDS = (values.backends ?? 'sqlite,postgres').split(',');
@@ -117,12 +124,12 @@ async function round(services: Services, side: Side, turn: number): Promise<numb
 }
 
 export interface Measured {
-  backend: string;
+  backend: Backend;
   default_us: number[];
   wide_us: number[];
 }
 
-async function measure(backend: string, store: Store, reads: Parameters<typeof createServices>[0]['reads']) {
+async function measure(backend: Backend, store: Store, reads: Parameters<typeof createServices>[0]['reads']) {
   await store.migrate(DEFAULT_PLANS, Math.floor(Date.now() / 1000));
   const services = createServices({
     store,
@@ -144,6 +151,40 @@ async function measure(backend: string, store: Store, reads: Parameters<typeof c
     for (const which of order) m[`${which}_us`].push(await round(services, sides[which], r + 1));
   }
   return m;
+}
+
+/** A run's figures as the figures file keeps a scenario's: the default plan is the baseline side. */
+function entryOf(m: Measured): LatestEntry {
+  const rate = (us: number) => Math.round(1e6 / us);
+  const d = median(m.default_us);
+  const w = median(m.wide_us);
+  const none = { baseline: null, toolgate: null };
+  return {
+    id: METERS_COST_ID,
+    backend: m.backend,
+    title: METERS_COST_TITLE,
+    measured_at: new Date().toISOString(),
+    commit: commit(),
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? '', node: process.version },
+    run: { rounds: ROUNDS, duration_s: 0, warmup_s: 0, connections: BATCH, accounts: ACCOUNTS },
+    rps: {
+      baseline: rate(d),
+      toolgate: rate(w),
+      ratio: round2(d / w),
+      ratio_by_round: m.default_us.map((du, i) => round2(du / m.wide_us[i]!)),
+    },
+    p99_ms: none,
+    cpu_us_per_request: { baseline: round2(d), toolgate: round2(w) },
+    peak_rss_mib: none,
+    other_cores: null,
+  };
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+function commit(): string | null {
+  const r = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -173,6 +214,15 @@ for (const backend of BACKENDS) {
       await cleanupAll();
     }
   } else throw new Error(`no backend "${backend}"`);
+}
+
+if (!values['no-results'] && results.length > 0) {
+  const file = readLatest(LATEST_FILE);
+  writeFileSync(LATEST_FILE, formatJson(merge(file, results.map(entryOf))));
+  updateDoc();
+  process.stderr.write(
+    `meters-cost: recorded ${results.map((m) => m.backend).join(', ')} in ${LATEST_FILE}\n`,
+  );
 }
 
 if (values.json) process.stdout.write(`${JSON.stringify(results)}\n`);

@@ -3,6 +3,7 @@
  * scenario and backend with its targets (the scenarios' own, judged again on the recorded figures),
  * written between two marker comments so that a new run changes the figures and no prose.
  */
+import { METERS_COST_ID, METERS_COST_TARGET, METERS_COST_TITLE } from '../scenarios/meters-cost.js';
 import type { Scenario } from '../scenarios/scenario.js';
 import type { Backend } from './args.js';
 import { SCALE_TARGET, targetOn } from './goals.js';
@@ -51,6 +52,13 @@ export function targetRows(scenarios: readonly Scenario[], backends: readonly Ba
         ...(backend === 'postgres' && s.postgresTarget !== undefined ? { toSqlite: s.postgresTarget } : {}),
       });
     }
+  for (const backend of backends)
+    rows.push({
+      id: METERS_COST_ID,
+      backend,
+      title: `${METERS_COST_TITLE} \`${METERS_COST_ID}\``,
+      rps: METERS_COST_TARGET,
+    });
   for (const backend of backends)
     rows.push({
       id: SCALE_ID,

@@ -23,6 +23,9 @@ export interface ToolgateTarget extends Target {
   monitor?: PgMonitor;
 }
 
+/** How long a toolgate process may take to answer /healthz after it is started. */
+const START_TIMEOUT_MS = 60_000;
+
 let toolgateNodeArgs: string[] = [];
 let toolgateEnv: Record<string, string> = {};
 
@@ -163,11 +166,16 @@ async function startToolgate(
       nodeArgs,
     );
     try {
-      await waitUntil(child, async () => {
-        const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
-        const body = (await r.json().catch(() => null)) as { status?: string; store?: string } | null;
-        return r.status === 200 && body?.status === 'ok' && body.store === backend;
-      });
+      await waitUntil(
+        child,
+        async () => {
+          const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+          const body = (await r.json().catch(() => null)) as { status?: string; store?: string } | null;
+          return r.status === 200 && body?.status === 'ok' && body.store === backend;
+          // A start takes 8 s on a busy 2-core machine, and the bench starts several servers at once.
+        },
+        START_TIMEOUT_MS,
+      );
       // Answered on that port, and still alive: it is ours (not another process that took the port).
       await new Promise((r) => setTimeout(r, 100));
       if (child.hasExited()) throw new Error(`${child.name} exited after start:\n${child.output()}`);
