@@ -51,7 +51,8 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
   const interaction = async (request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) => {
     try {
       const details = await oauth.oidc().interactionDetails(request.raw, reply.raw);
-      if (details.uid === request.params.uid) return details;
+      // An interaction already answered is done: a replayed form must not make a second grant.
+      if (details.uid === request.params.uid && details.result === undefined) return details;
     } catch {
       // An unknown, expired or other browser's interaction: the same answer for each.
     }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ConsoleIdentity, SignedIn } from '../../src/console/identity.js';
-import { FixedClock } from '../../src/domain/clock.js';
+import { type Clock, FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
 import { connectedApps } from '../../src/oauth/connected-apps.js';
@@ -71,6 +71,8 @@ export interface Live {
 
 export interface LiveOptions {
   accessTokenTtl?: number;
+  /** The clock the bearer check judges expiry by (the provider's own is the system's). */
+  clock?: Clock;
   fetch?: typeof fetch;
   /** The console's own sign-in (links mailed to an SMTP sink) instead of TestIdentity. */
   console?: boolean;
@@ -106,6 +108,7 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     publicUrl: () => url,
     ...(opts.console ? {} : { identity }),
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
   const sink = opts.console ? await startSmtpSink() : undefined;
