@@ -14,19 +14,19 @@ import { ROOT } from './processes.js';
 /** The migration whose arrival marks the meters work. */
 const METERS_MIGRATION = 'src/store/migrations/009-meters.ts';
 
-function git(...args: string[]): string {
-  const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', timeout: 60_000 });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr.trim() || `exit ${r.status}`}`);
   return r.stdout.trim();
 }
 
 /** The commit measured as "before": TOOLGATE_BENCH_BEFORE, else the parent of the meters commit. */
-export function beforeCommit(env: NodeJS.ProcessEnv = process.env): string {
+export function beforeCommit(env: NodeJS.ProcessEnv = process.env, repo = ROOT): string {
   const asked = env.TOOLGATE_BENCH_BEFORE;
-  if (asked) return git('rev-parse', '--verify', `${asked}^{commit}`);
-  const added = git('log', '--diff-filter=A', '--format=%H', '--', METERS_MIGRATION).split('\n').at(-1);
+  if (asked) return git(repo, 'rev-parse', '--verify', `${asked}^{commit}`);
+  const added = git(repo, 'log', '--diff-filter=A', '--format=%H', '--', METERS_MIGRATION).split('\n').at(-1);
   if (!added) throw new Error(`no commit adds ${METERS_MIGRATION}: set TOOLGATE_BENCH_BEFORE to a commit`);
-  return git('rev-parse', `${added}^`);
+  return git(repo, 'rev-parse', `${added}^`);
 }
 
 /** The before build's root (its dist/main.js ready): built now unless a run built it already. */

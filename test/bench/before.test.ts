@@ -1,0 +1,39 @@
+/** The bench's "before" side (bench/lib/before.ts): which commit it builds, and the meters row of the targets table. */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { beforeCommit } from '../../bench/lib/before.js';
+import { targetRows } from '../../bench/lib/doc-table.js';
+import { METERS_COST_ID, METERS_COST_TARGET } from '../../bench/scenarios/meters-cost.js';
+
+const repo = process.cwd();
+const git = (...args: string[]) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' });
+const has = (commit: string, path: string) => git('cat-file', '-e', `${commit}:${path}`).status === 0;
+
+describe('the build before the meters', () => {
+  it('is the last commit without migration 009, whose child adds it', () => {
+    const before = beforeCommit({}, repo);
+    expect(before).toMatch(/^[0-9a-f]{40}$/);
+    expect(has(before, 'src/store/migrations/009-meters.ts')).toBe(false);
+    expect(has(before, 'src/store/migrations/008-ledger-idempotency-index.ts')).toBe(true);
+    const children = git('rev-list', '--ancestry-path', '--reverse', `${before}..HEAD`).stdout.split('\n');
+    expect(has(children[0]!, 'src/store/migrations/009-meters.ts')).toBe(true);
+  });
+
+  it('is the commit TOOLGATE_BENCH_BEFORE names, and refuses one that is not there', () => {
+    const head = git('rev-parse', 'HEAD~1').stdout.trim();
+    expect(beforeCommit({ TOOLGATE_BENCH_BEFORE: 'HEAD~1' }, repo)).toBe(head);
+    expect(() => beforeCommit({ TOOLGATE_BENCH_BEFORE: 'no-such-commit' }, repo)).toThrow(/git rev-parse/);
+  });
+});
+
+describe('the targets table', () => {
+  it('has the meters row on both backends: the 16 x 4 plan at most 1.5x the default plan', () => {
+    const rows = targetRows([], ['sqlite', 'postgres']).filter((r) => r.id === METERS_COST_ID);
+    expect(rows.map((r) => [r.backend, r.rps])).toEqual([
+      ['sqlite', METERS_COST_TARGET],
+      ['postgres', METERS_COST_TARGET],
+    ]);
+    expect(1 / METERS_COST_TARGET).toBeLessThanOrEqual(1.52);
+    expect(1 / METERS_COST_TARGET).toBeGreaterThanOrEqual(1.5);
+  });
+});
