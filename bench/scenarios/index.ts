@@ -5,6 +5,7 @@ import { consoleCost } from './console.js';
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
 import { mcp2025, mcp2026, mcpMetered } from './mcp.js';
+import { oauthCost } from './oauth-cost.js';
 import { proxiedCharged, proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
@@ -18,6 +19,7 @@ export const SCENARIOS: readonly Scenario[] = [
   mcp2026,
   mcpMetered,
   consoleCost,
+  oauthCost,
   // Only when named (--only before): against the build before the meters, without the alerts' endpoint.
   getAccountBefore,
   consumptionBefore,
