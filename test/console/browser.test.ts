@@ -24,6 +24,7 @@ import {
 } from './browser-helpers.js';
 import {
   accountWithOwner,
+  adminCall,
   adminKey,
   type Backend,
   type ConsoleServer,
@@ -78,8 +79,13 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     violations.push(...(await seriousViolations(page, name)));
   }
 
-  /** Signs `email` in from the sign-in page by keyboard alone, through the `nth` link mailed to it. */
-  async function signInByKeyboard(page: Page, email: string, nth: number): Promise<void> {
+  /** Signs `email` in from the sign-in page by keyboard alone, through the `nth` link mailed to it; the link. */
+  async function signInByKeyboard(
+    page: Page,
+    email: string,
+    nth: number,
+    landing = 'Overview',
+  ): Promise<string> {
     await page.goto(`${server.url}/console/sign-in`);
     await judge(page, 'sign-in');
     await tabTo(page, page.getByLabel(/email/i).first());
@@ -90,12 +96,13 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await judge(page, 'check-email');
     const link = consoleLink(await sink.waitFor(email, nth));
     await page.goto(link);
-    await followLinkPage(page);
+    await followLinkPage(page, landing);
+    return link;
   }
 
   /** A link may open on a page asking to confirm (mail scanners follow links too): confirm by keyboard. */
-  async function followLinkPage(page: Page): Promise<void> {
-    const overview = page.getByRole('heading', { name: 'Overview' });
+  async function followLinkPage(page: Page, landing = 'Overview'): Promise<void> {
+    const overview = page.getByRole('heading', { name: landing });
     if (await overview.isVisible()) return;
     await judge(page, 'link-confirm');
     await tabTo(page, page.getByRole('button').first());
@@ -113,7 +120,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
   it('walks the whole console: sign in, overview, keys, usage, members, sign out', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await signInByKeyboard(page, OWNER, 1);
+    const firstLink = await signInByKeyboard(page, OWNER, 1);
     await overviewMatchesGetAccount(page);
     await judge(page, 'overview');
     const key = await createAndRevokeKey(page);
@@ -126,6 +133,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await inviteMember(page);
     await signOut(page);
     await context.close();
+    await chooserAndRefusals(firstLink);
     expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
     if (backend === 'sqlite' && process.env.TOOLGATE_CONSOLE_DOC_SHOTS === '1') keepDocScreenshots();
   }, 180_000);
@@ -261,6 +269,46 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await page.goto(`${server.url}/console/`);
     expect(await page.getByRole('heading', { name: 'Overview' }).count()).toBe(0);
     expect(await page.getByLabel(/email/i).count()).toBeGreaterThan(0);
+  }
+
+  /**
+   * One email in two accounts chooses after sign-in; a used link and another account's URL get their
+   * own pages (judged like every other page).
+   */
+  async function chooserAndRefusals(usedLink: string): Promise<void> {
+    const second = await accountWithOwner(server.url, {
+      name: 'Second Browsers',
+      email: `second-${backend}@example.com`,
+    });
+    const added = await adminCall(server.url, 'POST', `/accounts/${second.accountId}/users`, {
+      email: OWNER,
+      role: 'member',
+    });
+    expect(added.status).toBe(201);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signInByKeyboard(page, OWNER, 2, 'Your accounts');
+    await judge(page, 'chooser');
+    await page.getByRole('link', { name: 'Second Browsers' }).click();
+    await page.waitForLoadState();
+    expect(await page.getByRole('heading', { name: 'Overview' }).count()).toBe(1);
+    expect(await mainText(page)).toContain('Second Browsers');
+    // A member of this one: no key creation here either.
+    await open(page, 'API keys');
+    expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    const used = await page.goto(usedLink);
+    expect(used?.status()).toBe(400);
+    expect(await page.getByRole('heading', { name: /cannot be used/i }).count()).toBe(1);
+    await judge(page, 'link-invalid');
+    const other = await accountWithOwner(server.url, {
+      name: 'Not Yours',
+      email: `third-${backend}@example.com`,
+    });
+    const foreign = await page.goto(`${server.url}/console/a/${other.accountId}/`);
+    expect(foreign?.status()).toBe(404);
+    expect(await page.locator('body').innerText()).not.toContain('Not Yours');
+    await judge(page, 'not-found');
+    await context.close();
   }
 
   /** The three pages docs/console.md shows, copied from this run's screenshots when asked (TOOLGATE_CONSOLE_DOC_SHOTS=1). */
