@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConsoleService, sha256 } from '../../src/console/service.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import type { Surface } from '../../src/domain/usage-history.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -198,6 +199,73 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
       expect(who?.memberships[0]?.role).toBe('owner');
       const account = await services.accounts.get(who!.memberships[0]!.accountId);
       expect(account.ok && account.value.plan).toBe('free');
+    });
+
+    it('sums usage by key and by tool as usage report does, from one query', async () => {
+      const other = await services.as('admin:test').accounts.create({ name: 'Other' });
+      if (!other.ok) throw new Error('no account');
+      const row = (
+        accountId: string,
+        day: string,
+        keyId: string,
+        tool: string,
+        surface: Surface,
+        calls: number,
+      ) => ({
+        accountId,
+        day,
+        keyId,
+        tool,
+        surface,
+        calls,
+        tokens: calls * 2,
+        records: calls * 3,
+        withData: calls,
+        withoutData: 0,
+        failed: 1,
+      });
+      await fixture.store.usageHistory.add([
+        row(accountId, '2026-04-01', 'key_a', 'get_account', 'http', 3),
+        row(accountId, '2026-04-01', 'key_a', 'get_account', 'mcp', 4),
+        row(accountId, '2026-04-02', 'key_a', 'search_people', 'http', 5),
+        row(accountId, '2026-04-03', 'key_b', 'get_account', 'http', 7),
+        row(accountId, '2026-03-01', 'key_b', 'get_account', 'http', 100),
+        row(other.value.id, '2026-04-01', 'key_c', 'get_account', 'http', 1000),
+      ]);
+      const range = { from: '2026-03-17', to: '2026-04-15' };
+      const breakdown = await consoleService.usageBreakdown(accountId, range.from, range.to);
+      for (const by of ['tool', 'key'] as const) {
+        const report = await services.billing.history(accountId, { ...range, by });
+        if (!report.ok) throw new Error(report.error.message);
+        const expected = report.value.rows.map(({ key_id, tool, ...counts }) => ({
+          group: key_id ?? tool,
+          ...counts,
+        }));
+        expect(by === 'tool' ? breakdown.byTool : breakdown.byKey).toEqual(expected);
+      }
+      expect(breakdown.byKey.map((r) => [r.group, r.calls])).toEqual([
+        ['key_a', 12],
+        ['key_b', 7],
+      ]);
+    });
+
+    it("reads today's usage every time and past days at most a minute old", async () => {
+      const counts = { tokens: 0, records: 0, withData: 0, withoutData: 0, failed: 0 };
+      const add = (day: string, calls: number) =>
+        fixture.store.usageHistory.add([
+          { accountId, day, keyId: 'key_a', tool: 'get_account', surface: 'http', calls, ...counts },
+        ]);
+      const calls = async () =>
+        (await consoleService.usageBreakdown(accountId, '2026-03-17', '2026-04-15')).byKey[0]?.calls;
+      await add('2026-04-14', 1);
+      expect(await calls()).toBe(1);
+      await add('2026-04-15', 10);
+      expect(await calls()).toBe(11);
+      // A late flush to yesterday shows within the minute.
+      await add('2026-04-14', 100);
+      expect(await calls()).toBe(11);
+      clock.advance(60);
+      expect(await calls()).toBe(111);
     });
 
     it('names an account for an invitation, and keeps hostile return paths out', async () => {

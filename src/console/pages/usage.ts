@@ -4,7 +4,7 @@
  * usage report`'s: the same service calls make them.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { CountsView, UsageView } from '../../service/billing.js';
+import type { UsageView } from '../../service/billing.js';
 import {
   ACCOUNT_PARAMS,
   type AccountParams,
@@ -14,6 +14,7 @@ import {
   notFound,
   renderAccountPage,
 } from '../context.js';
+import type { BreakdownRow } from '../service.js';
 
 const CHART = { width: 720, height: 180, top: 10, bottom: 24, left: 40 };
 
@@ -49,29 +50,31 @@ export function bars(days: UsageView['days']): { bars: Bar[]; max: number } {
 
 interface UsageModel {
   usage: UsageView;
-  byTool: (CountsView & { tool?: string })[];
-  byKey: (CountsView & { key_id?: string; label: string })[];
+  byTool: BreakdownRow[];
+  byKey: (BreakdownRow & { label: string })[];
 }
 
-async function usageOf(deps: ConsolePageDeps, accountId: string): Promise<UsageModel> {
+/** get_usage's month: the 30 days ending today, made by the same service call. */
+async function monthOf(deps: ConsolePageDeps, accountId: string): Promise<UsageView> {
   const services = deps.service.services;
   const snapshot = await services.deps.reads.getSnapshot(accountId);
   if (!snapshot) throw notFound();
-  const usage = await services.billing.usage(snapshot, 'month');
-  const range = { from: usage.start_date, to: usage.end_date };
-  const [tools, keys, keyList] = await Promise.all([
-    services.billing.history(accountId, { ...range, by: 'tool' }),
-    services.billing.history(accountId, { ...range, by: 'key' }),
-    services.keys.list(accountId),
+  return services.billing.usage(snapshot, 'month');
+}
+
+async function usageOf(deps: ConsolePageDeps, accountId: string): Promise<UsageModel> {
+  const usage = await monthOf(deps, accountId);
+  const [breakdown, keyList] = await Promise.all([
+    deps.service.usageBreakdown(accountId, usage.start_date, usage.end_date),
+    deps.service.services.keys.list(accountId),
   ]);
   const names = new Map((keyList.ok ? keyList.value : []).map((k) => [k.id, k]));
   return {
     usage,
-    byTool: tools.ok ? tools.value.rows : [],
-    byKey: (keys.ok ? keys.value.rows : []).map((r) => {
-      const k = r.key_id === undefined ? undefined : names.get(r.key_id);
-      const label = k ? `${k.name ?? 'unnamed'} (${k.hint})` : (r.key_id ?? '');
-      return { ...r, label };
+    byTool: breakdown.byTool,
+    byKey: breakdown.byKey.map((r) => {
+      const k = names.get(r.group);
+      return { ...r, label: k ? `${k.name ?? 'unnamed'} (${k.hint})` : r.group };
     }),
   };
 }
@@ -100,7 +103,7 @@ export async function usagePage(app: FastifyInstance, deps: ConsolePageDeps): Pr
 
   app.get<{ Params: AccountParams }>('/a/:accountId/usage.csv', options, async (request, reply) => {
     const accountId = idOf(request);
-    const { usage } = await usageOf(deps, accountId);
+    const usage = await monthOf(deps, accountId);
     return reply
       .type('text/csv; charset=utf-8')
       .header(
