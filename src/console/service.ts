@@ -275,7 +275,10 @@ export class ConsoleService {
     const byKey = new Map<string, UsageCounts>();
     const add = (into: Map<string, UsageCounts>, group: string, counts: UsageCounts) => {
       let sum = into.get(group);
-      if (!sum) into.set(group, (sum = zeroCounts()));
+      if (!sum) {
+        sum = zeroCounts();
+        into.set(group, sum);
+      }
       addCounts(sum, counts);
     };
     for (const row of rows) {
