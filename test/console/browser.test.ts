@@ -154,6 +154,8 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
         for (const w of Object.values(byWindow)) {
           windows++;
           expect(text).toMatch(new RegExp(`\\b${num(w.used)}\\b\\D{1,24}\\b${num(w.limit)}\\b`));
+          // A running window's end, as get_account gives it (a window not running has none).
+          if (w.resets_at) expect(text).toContain(w.resets_at);
         }
     expect(windows).toBeGreaterThanOrEqual(6);
     const bars = await page.locator('progress, meter, [role=progressbar], [role=meter]').count();
