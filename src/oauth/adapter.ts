@@ -20,8 +20,11 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
   return class StoreAdapter implements Adapter {
     private readonly key: (id: string) => string;
 
+    private readonly hashed: boolean;
+
     constructor(private readonly name: string) {
-      this.key = PLAIN_IDS.has(name) ? (id) => id : hashId;
+      this.hashed = !PLAIN_IDS.has(name);
+      this.key = this.hashed ? hashId : (id) => id;
     }
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
@@ -29,7 +32,8 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
       await store.upsert({
         model: this.name,
         id: this.key(id),
-        payload: JSON.stringify(payload),
+        // The payload repeats the id as `jti` (an opaque token's value): kept out, put back by find.
+        payload: JSON.stringify(this.hashed ? { ...payload, jti: undefined } : payload),
         grantId: payload.grantId ?? null,
         clientId: payload.clientId ?? null,
         uid: payload.uid ?? null,
@@ -39,9 +43,11 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      return this.payload(await store.find(this.name, this.key(id), nowSeconds()));
+      const payload = this.payload(await store.find(this.name, this.key(id), nowSeconds()));
+      return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
+    /** A session by its uid: without its id (only its hash is kept), which its callers only read. */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
       return this.payload(await store.findByUid(this.name, uid, nowSeconds()));
     }

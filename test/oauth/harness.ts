@@ -64,6 +64,8 @@ export interface Live {
   services: Services;
   oauth: OAuthServer;
   identity: TestIdentity;
+  /** The SQLite file, or the PostgreSQL schema. */
+  where: string;
   /** Where the console's sign-in links go, with `console: true`. */
   sink?: SmtpSink;
   close(): Promise<void>;
@@ -78,18 +80,25 @@ export interface LiveOptions {
   console?: boolean;
   /** Serve the tool catalogue (tools added with services.catalogue.import). */
   catalogue?: boolean;
+  /** PostgreSQL: this existing schema (another server's), left in place at close. */
+  schema?: string;
+  /** TOOLGATE_PUBLIC_URL (servers of one deployment share it); default the address listened on. */
+  publicUrl?: string;
 }
 
 export async function liveServer(backend: Backend, opts: LiveOptions = {}): Promise<Live> {
   let cleanup: () => Promise<void>;
+  let where = '';
   const { store, reads } = withReadCache((observer) => {
     if (backend === 'sqlite') {
       const dir = scratchDir();
       cleanup = async () => dir.cleanup();
-      return new SqliteStore({ path: `${dir.dir}/toolgate.db`, observer });
+      where = `${dir.dir}/toolgate.db`;
+      return new SqliteStore({ path: where, observer });
     }
-    const pg = new PostgresStore({ url: POSTGRES_URL, schema: scratchSchemaName(), observer });
-    cleanup = () => pg.dropSchema().catch(() => {});
+    where = opts.schema ?? scratchSchemaName();
+    const pg = new PostgresStore({ url: POSTGRES_URL, schema: where, observer });
+    cleanup = opts.schema ? async () => {} : () => pg.dropSchema().catch(() => {});
     return pg;
   });
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
@@ -105,7 +114,7 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
   const oauth = new OAuthServer({
     services,
     secret: KEY_SECRET,
-    publicUrl: () => url,
+    publicUrl: () => opts.publicUrl ?? url,
     ...(opts.console ? {} : { identity }),
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
@@ -130,6 +139,7 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     services,
     oauth,
     identity,
+    where,
     ...(sink ? { sink } : {}),
     async close() {
       await app.close();
