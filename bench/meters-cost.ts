@@ -73,11 +73,13 @@ async function seed(services: Services, plan: string, limits: PlanLimits): Promi
     accounts.push(created.value.id);
   }
   // Every window of every account running: the cost of a consumption among all of them.
-  await Promise.all(
-    accounts.map(async (id) => {
-      for (const category of categories) await consume(services, id, category);
-    }),
-  );
+  // A batch's worth at a time: PostgreSQL's pool bounds how long a read may wait for a connection.
+  for (let i = 0; i < accounts.length; i += BATCH)
+    await Promise.all(
+      accounts.slice(i, i + BATCH).map(async (id) => {
+        for (const category of categories) await consume(services, id, category);
+      }),
+    );
   return { plan, categories, accounts };
 }
 
