@@ -1,5 +1,6 @@
-// The console's one script: copy buttons. Everything else works without it.
+// The console's one script: copy buttons, shown only where it runs. Everything else works without it.
 for (const button of document.querySelectorAll('button[data-copy]')) {
+  button.hidden = false;
   button.addEventListener('click', async () => {
     const source = document.getElementById(button.dataset.copy);
     if (!source) return;
