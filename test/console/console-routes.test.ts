@@ -196,6 +196,11 @@ describe('the console over HTTP', () => {
     expect(unknown.body).toBe(known.body);
     await loggedLink('owner@example.com');
     expect(logs.lines.some((l) => l.to === 'nobody@example.com')).toBe(false);
+    const hostile = await b.submit(form, '/console/sign-in', {
+      email: 'owner@example.com\nBcc: eve@example.com',
+    });
+    expect(hostile.status).toBe(400);
+    expect(hostile.body).not.toContain('Bcc');
   });
 
   it('shows the Usage page with get_usage’s numbers, by tool and by key, and the CSV', async () => {
@@ -358,6 +363,9 @@ describe('the console over HTTP', () => {
     expect((await admin({ email: 'owner@example.com', account_id: otherId })).status).toBe(404);
     expect((await admin({ email: 'nobody@example.com' })).status).toBe(404);
     expect((await admin({ email: 'owner@example.com' }, 'wrong-token-0123456789')).status).toBe(401);
+    // A header smuggled into the address is no address: no link, no mail.
+    expect((await admin({ email: 'owner@example.com\r\nBcc: eve@example.com' })).status).toBe(400);
+    expect((await admin({ email: 'owner@example.com', extra: 1 })).status).toBe(400);
 
     const env = {
       PATH: process.env.PATH,
