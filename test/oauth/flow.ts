@@ -78,7 +78,13 @@ export async function authorize(
     ...params,
   });
   for (const [k, v] of Object.entries(params)) if (v === '') q.delete(k);
-  let res = await jar.fetch(`${live.url}/oauth/authorize?${q}`);
+  const { code, location } = await consentFrom(live, jar, `${live.url}/oauth/authorize?${q}`, accountId, REDIRECT);
+  return { code, verifier, clientId, jar, location };
+}
+
+/** From an authorization URL: consent (the jar signed in) for `accountId`, up to the redirect to `redirect`. */
+export async function consentFrom(live: Live, jar: Jar, authorizationUrl: string, accountId: string, redirect: string) {
+  let res = await jar.fetch(authorizationUrl);
   if (res.status !== 303) throw new Error(`authorize answered ${res.status}: ${await res.text()}`);
   const consentUrl = new URL(res.headers.get('location')!, live.url);
   res = await jar.fetch(consentUrl.href);
@@ -91,10 +97,10 @@ export async function authorize(
   // Back to the provider, which redirects to the client with the code.
   for (let hops = 0; hops < 5 && res.status >= 300 && res.status < 400; hops++) {
     const next = new URL(res.headers.get('location')!, live.url);
-    if (next.href.startsWith(REDIRECT)) {
+    if (next.href.startsWith(redirect)) {
       const code = next.searchParams.get('code');
       if (!code) throw new Error(`no code: ${next}`);
-      return { code, verifier, clientId, jar, location: next };
+      return { code, location: next };
     }
     res = await jar.fetch(next.href);
   }
