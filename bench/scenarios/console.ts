@@ -13,6 +13,7 @@ import type { UsageRow } from '../../src/domain/usage-history.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import { DEFAULT_POSTGRES_URL } from '../lib/args.js';
+import { cpuSeconds } from '../lib/cpu.js';
 import type { LoadRequest } from '../lib/load.js';
 import { createScratchSchema, probe } from '../lib/postgres.js';
 import { tempDir } from '../lib/processes.js';
@@ -171,10 +172,15 @@ const setupFor = (f: Fixture) => {
   return s;
 };
 
-/** One request at a time, after a warm-up: the time each takes on loopback, sorted (ms). */
-async function timings(url: string, cookie: string): Promise<number[]> {
+/**
+ * One request at a time, after a warm-up: the time each takes on loopback, sorted (ms), and the
+ * server's CPU time per request (ms; what other processes on a busy machine cannot inflate).
+ */
+async function timings(url: string, cookie: string, pid: number | undefined) {
   const times: number[] = [];
+  let cpuBefore: number | null = null;
   for (let i = 0; i < WARMUP + SAMPLES; i++) {
+    if (i === WARMUP) cpuBefore = cpuSeconds(pid);
     const t0 = performance.now();
     const res = await fetch(url, { headers: { cookie } });
     const body = await res.arrayBuffer();
@@ -182,7 +188,9 @@ async function timings(url: string, cookie: string): Promise<number[]> {
     if (res.status !== 200 || body.byteLength === 0) throw new Error(`console page ${url}: ${res.status}`);
     if (i >= WARMUP) times.push(ms);
   }
-  return times.sort((a, b) => a - b);
+  const cpuAfter = cpuSeconds(pid);
+  const cpuMs = cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / SAMPLES;
+  return { sorted: times.sort((a, b) => a - b), cpuMs };
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -191,13 +199,18 @@ const pct = (sorted: number[], p: number) =>
 async function pageNotes(s: Setup): Promise<Note[]> {
   const notes: Note[] = [];
   for (const page of PAGES) {
-    const times = await timings(`${s.on.url}/console/a/${s.accountId}/${page}`, s.cookie);
+    const { sorted: times, cpuMs } = await timings(
+      `${s.on.url}/console/a/${s.accountId}/${page}`,
+      s.cookie,
+      s.on.child.process.pid,
+    );
     const p95 = pct(times, 0.95);
     const name = page === '' ? 'overview' : page;
+    const cpu = cpuMs === null ? '' : `; server CPU ${cpuMs.toFixed(2)} ms a page`;
     notes.push({
       // A missed figure is a notice like a missed target (it says MISSED), not a suspect measurement.
       level: 'info',
-      text: `console ${name} (${KEYS} keys, ${DAYS} days of usage), one at a time: p50 ${pct(times, 0.5).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms over ${SAMPLES}: ${p95 <= P95_MAX_MS ? 'met' : 'MISSED'} (p95 <= ${P95_MAX_MS} ms)`,
+      text: `console ${name} (${KEYS} keys, ${DAYS} days of usage), one at a time: p50 ${pct(times, 0.5).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms over ${SAMPLES}${cpu}: ${p95 <= P95_MAX_MS ? 'met' : 'MISSED'} (p95 <= ${P95_MAX_MS} ms)`,
     });
   }
   return notes;
