@@ -118,8 +118,6 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
             objectSrc: ["'none'"],
           },
         },
-        // The console's pages are its own; nothing from elsewhere is embedded.
-        crossOriginEmbedderPolicy: false,
       });
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 16 * 1024 });
@@ -127,7 +125,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
       await scope.register(view, {
         engine: { eta: new Eta({ autoEscape: true, escapeFunction: escapeHtml, cache: true }) },
         templates: consoleDir('views'),
-        // Templates are read once and kept (pages render in well under a millisecond after).
+        // Templates compiled once and kept, whatever NODE_ENV says (@fastify/view's default follows it).
         production: true,
       });
       installPageHandlers(scope, pageDeps);
