@@ -108,6 +108,10 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     // A batch is the SDK's to answer.
     const batch = await mcp([{ jsonrpc: '2.0', id: 3, method: 'ping' }]);
     expect(batch.status).toBe(200);
+    // The hook's line travels on stderr, a pipe of its own: on Node 24 it may arrive after the answer.
+    for (let i = 0; i < 250 && !server.stderr().includes('resolving @modelcontextprotocol/server'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(server.stderr()).toContain('resolving @modelcontextprotocol/server');
     expect(await server.stop()).toBe(0);
   });
