@@ -30,7 +30,9 @@ export function registerKeys(program: Command): void {
   withPageOptions(
     keys
       .command('list')
-      .description("list an account's keys, oldest first (hints only: keys are not stored)")
+      .description(
+        "list an account's keys and OAuth grants (key column 'oauth grant'), oldest first (hints only: keys are not stored)",
+      )
       .argument('<account-id>'),
     'key-id',
   )

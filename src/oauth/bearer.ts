@@ -16,6 +16,8 @@ interface Verified {
   digest: string;
   /** Milliseconds since the epoch. */
   expiresAt: number;
+  /** The second its use was last told (last_used_at, as a key's: at most once a second). */
+  usedAt: number;
 }
 
 /** What the token store says of a token: its grant, account and expiry, or nothing when it is not valid for /mcp. */
@@ -38,6 +40,8 @@ export class BearerTokens {
       clock: Clock;
       lookup: TokenLookup;
       digestOf: (grantId: string) => string;
+      /** Notes a grant's use, as a key's (KeyUsageRecorder.touch). */
+      touch?: (keyId: string, at: number) => void;
     },
   ) {}
 
@@ -46,8 +50,8 @@ export class BearerTokens {
     if (known !== undefined) {
       if (known.expiresAt <= this.deps.clock.now()) return this.forget(token);
       const active = this.deps.reads.findActiveKey(known.digest);
-      if (active instanceof Promise) return active.then((a) => (a ? known.answer : this.forget(token)));
-      return active ? known.answer : this.forget(token);
+      if (active instanceof Promise) return active.then((a) => (a ? this.used(known) : this.forget(token)));
+      return active ? this.used(known) : this.forget(token);
     }
     if (token.length < MIN_TOKEN_LENGTH || token.length > MAX_TOKEN_LENGTH) return fail('invalid_api_key');
     return this.verify(token);
@@ -70,8 +74,20 @@ export class BearerTokens {
       const oldest = this.remembered.keys().next().value;
       if (oldest !== undefined) this.remembered.delete(oldest);
     }
-    this.remembered.set(token, { found: auth, answer: ok(auth), digest, expiresAt: found.expiresAt });
-    return ok(auth);
+    const verified = { found: auth, answer: ok(auth), digest, expiresAt: found.expiresAt, usedAt: -1 };
+    this.remembered.set(token, verified);
+    return this.used(verified);
+  }
+
+  private used(v: Verified): Result<AuthenticatedKey> {
+    if (this.deps.touch !== undefined) {
+      const t = Math.floor(this.deps.clock.now() / 1000);
+      if (v.usedAt !== t) {
+        v.usedAt = t;
+        this.deps.touch(v.found.keyId, t);
+      }
+    }
+    return v.answer;
   }
 
   private forget(token: string): Result<never> {

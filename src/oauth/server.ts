@@ -48,6 +48,7 @@ export class OAuthServer {
       clock: opts.clock ?? systemClock,
       digestOf: (grantId) => grantDigest(opts.secret, grantId),
       lookup: (token) => this.lookup(token),
+      ...(services.deps.keyUsage ? { touch: (keyId, at) => services.deps.keyUsage?.touch(keyId, at) } : {}),
     });
     services.keys.acceptBearers(this.bearer);
   }
