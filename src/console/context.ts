@@ -109,6 +109,9 @@ const PAGES = [
 
 export type PageName = (typeof PAGES)[number]['name'];
 
+/** A person's pages (a new key among them) are kept by no cache, the browser's included. */
+export const NO_STORE = 'no-store';
+
 export const accountPath = (accountId: string, path = '') => `/console/a/${accountId}/${path}`;
 
 /** Renders `template` in the layout of an account's pages, with the navigation and the sign-out form. */
@@ -139,7 +142,7 @@ export async function renderAccountPage(
     csrf: reply.generateCsrf(),
     ...data,
   });
-  return reply.code(status).type('text/html; charset=utf-8').send(html);
+  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
 }
 
 /** Renders a page outside any account (sign-in, the chooser, errors). */
@@ -150,7 +153,7 @@ export async function renderPlainPage(
   status = 200,
 ): Promise<FastifyReply> {
   const html = await reply.viewAsync(template, { nav: [], email: null, ...data });
-  return reply.code(status).type('text/html; charset=utf-8').send(html);
+  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
 }
 
 /** Errors and unknown paths as pages, not the API's JSON. */

@@ -231,6 +231,7 @@ describe('the console over HTTP', () => {
     expect(created.status).toBe(201);
     const key = /<code id="new-key">([^<]+)<\/code>/.exec(created.body)?.[1];
     expect(key).toMatch(/^tg_[0-9A-Za-z]{11}$/);
+    expect(created.headers.get('cache-control')).toBe('no-store');
     expect((await tool(key!, 'get_account')).status).toBe(200);
     const listed = await b.get(`/console/a/${accountId}/keys`);
     expect(listed.body).not.toContain(key!);

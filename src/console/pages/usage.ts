@@ -11,6 +11,7 @@ import {
   accountGuard,
   accountOf,
   type ConsolePageDeps,
+  NO_STORE,
   notFound,
   renderAccountPage,
 } from '../context.js';
@@ -106,6 +107,7 @@ export async function usagePage(app: FastifyInstance, deps: ConsolePageDeps): Pr
     const usage = await monthOf(deps, accountId);
     return reply
       .type('text/csv; charset=utf-8')
+      .header('cache-control', NO_STORE)
       .header(
         'content-disposition',
         `attachment; filename="usage-${accountId}-${usage.start_date}-${usage.end_date}.csv"`,
