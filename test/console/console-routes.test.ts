@@ -6,10 +6,18 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/config.js';
+import { FixedClock } from '../../src/domain/clock.js';
+import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { dayOf } from '../../src/domain/usage-history.js';
 import { buildApp } from '../../src/http/app.js';
+import { createServices, type Services } from '../../src/service/index.js';
+import { UsageCounters } from '../../src/service/usage-counters.js';
+import { withReadCache } from '../../src/store/cached-reads.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { Store } from '../../src/store/store.js';
 import { runCli } from '../cli/run-cli.js';
-import { ADMIN_TOKEN, captureLogs, type Harness, scratchServices } from '../helpers.js';
+import { ADMIN_TOKEN, captureLogs, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
+import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
 
 interface Page {
   status: number;
@@ -59,8 +67,61 @@ class Browser {
 
 const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
 
-describe('the console over HTTP', () => {
-  let h: Harness;
+/** What the tests need of a backend: the services on it, and how the CLI reaches its database. */
+interface Backend {
+  services: Services;
+  store: Store;
+  clock: FixedClock;
+  databaseEnv: Record<string, string>;
+  close(): Promise<void>;
+}
+
+async function sqliteBackend(): Promise<Backend> {
+  const h = await scratchServices();
+  return { ...h, databaseEnv: { TOOLGATE_DATABASE_URL: `sqlite:${h.dbPath}` } };
+}
+
+async function postgresBackend(): Promise<Backend> {
+  const schema = scratchSchemaName();
+  const { store, reads } = withReadCache(
+    (observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }),
+  );
+  const clock = new FixedClock(T0);
+  await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
+  const usageCounters = new UsageCounters(store.usageHistory, clock);
+  const services = createServices({
+    store,
+    reads,
+    clock,
+    keyPrefix: 'tg',
+    keySecret: KEY_SECRET,
+    usageCounters,
+  });
+  return {
+    services,
+    store,
+    clock,
+    databaseEnv: {
+      TOOLGATE_DATABASE_URL: POSTGRES_URL,
+      TOOLGATE_DATABASE_SCHEMA: schema,
+      TOOLGATE_KEY_SECRET: KEY_SECRET,
+    },
+    async close() {
+      await usageCounters.stop().catch(() => {});
+      await store.dropSchema().catch(() => {});
+      await store.close();
+    },
+  };
+}
+
+const pgAvailable = await postgresAvailable();
+const backends = [
+  ['SQLite', sqliteBackend],
+  ...(pgAvailable ? [['PostgreSQL', postgresBackend] as const] : []),
+] as const;
+
+describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => {
+  let h: Backend;
   let app: FastifyInstance;
   let url: string;
   let logs: ReturnType<typeof captureLogs>;
@@ -69,7 +130,7 @@ describe('the console over HTTP', () => {
   let ownerKey: string;
 
   beforeEach(async () => {
-    h = await scratchServices();
+    h = await openBackend();
     logs = captureLogs('info');
     url = '';
     app = await buildApp({
@@ -370,7 +431,7 @@ describe('the console over HTTP', () => {
 
     const env = {
       PATH: process.env.PATH,
-      TOOLGATE_DATABASE_URL: `sqlite:${h.dbPath}`,
+      ...h.databaseEnv,
       TOOLGATE_PUBLIC_URL: url,
       TOOLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     };
