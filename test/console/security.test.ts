@@ -183,6 +183,21 @@ describe.each(backends)('the console refuses abuse, on %s', (backend) => {
     expect(users.ok && users.value.find((u) => u.id === w.a.memberUserId)?.role).toBe('member');
   });
 
+  it('shows a new key once, on a page no cache keeps', async () => {
+    const owner = await w.signIn(w.a.owner);
+    const page = await owner.get(`/console/a/${w.a.accountId}/keys`);
+    const create = forms(page.body, page.url).find((f) => f.buttons.includes('Create key'));
+    expect(create, 'a "Create key" form').toBeDefined();
+    const created = await owner.submit(create!, { name: 'shown once' });
+    const key = /\btg_[0-9A-Za-z]{11}\b/.exec(created.body)?.[0];
+    expect(key, 'the new key on the page').toBeDefined();
+    expect(created.headers.get('cache-control') ?? '').toMatch(/no-store/);
+    expect(await w.keyWorks(key!)).toBe(true);
+    const again = await owner.get(`/console/a/${w.a.accountId}/keys`);
+    expect(again.body).not.toContain(key!);
+    expect(again.body).toContain(key!.slice(-4));
+  });
+
   it('ends a session at sign-out: its cookie opens nothing after', async () => {
     const c = await w.signIn(w.a.owner);
     const cookie = c.cookieHeader();
