@@ -73,7 +73,7 @@ async function addPerson(
 }
 
 /** Cookies as a browser keeps them, for the few requests of a flow. */
-class Jar {
+export class Jar {
   readonly cookies = new Map<string, string>();
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
@@ -88,7 +88,12 @@ class Jar {
 }
 
 /** One connection through the real flow, for `accountId`: its access token. */
-async function connect(base: string, session: Jar, clientId: string, accountId: string): Promise<string> {
+export async function connect(
+  base: string,
+  session: Jar,
+  clientId: string,
+  accountId: string,
+): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
   const q = new URLSearchParams({
     client_id: clientId,
@@ -98,8 +103,14 @@ async function connect(base: string, session: Jar, clientId: string, accountId: 
     code_challenge_method: 'S256',
     scope: 'mcp',
   });
+  const next = (res: Response) => {
+    const location = res.headers.get('location');
+    if (res.status !== 303 || !location)
+      throw new Error(`oauth flow: ${res.url} answered ${res.status}: ${res.headers.get('content-type')}`);
+    return new URL(location, base);
+  };
   let res = await session.fetch(`${base}/oauth/authorize?${q}`);
-  const consent = new URL(res.headers.get('location')!, base).href;
+  const consent = next(res).href;
   const page = await (await session.fetch(consent)).text();
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
   if (!csrf) throw new Error(`no consent form: ${page.slice(0, 300)}`);
@@ -108,10 +119,10 @@ async function connect(base: string, session: Jar, clientId: string, accountId: 
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ _csrf: csrf, account_id: accountId, decision: 'allow' }),
   });
-  let location = new URL(res.headers.get('location')!, base);
-  while (!location.href.startsWith(REDIRECT)) {
-    res = await session.fetch(location.href);
-    location = new URL(res.headers.get('location')!, base);
+  let location = next(res);
+  for (let hops = 0; !location.href.startsWith(REDIRECT); hops++) {
+    if (hops > 3) throw new Error(`oauth flow: no redirect to the client (at ${location.href})`);
+    location = next(await session.fetch(location.href));
   }
   const token = await fetch(`${base}/oauth/token`, {
     method: 'POST',

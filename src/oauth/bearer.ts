@@ -21,9 +21,7 @@ interface Verified {
 }
 
 /** What the token store says of a token: its grant, account and expiry, or nothing when it is not valid for /mcp. */
-export type TokenLookup = (
-  token: string,
-) => Promise<{ grantId: string; accountId: string; expiresAt: number } | undefined>;
+export type TokenLookup = (token: string) => Promise<{ grantId: string; expiresAt: number } | undefined>;
 
 /** Most tokens remembered; past it the oldest are forgotten (and looked up again if they come back). */
 const MAX_REMEMBERED = 10_000;
@@ -67,9 +65,9 @@ export class BearerTokens {
     if (!found || found.expiresAt <= this.deps.clock.now()) return fail('invalid_api_key');
     const digest = this.deps.digestOf(found.grantId);
     const active = await this.deps.reads.findActiveKey(digest);
-    if (!active || active.keyId !== found.grantId || active.accountId !== found.accountId)
-      return fail('invalid_api_key');
-    const auth: AuthenticatedKey = { keyId: found.grantId, accountId: found.accountId };
+    if (!active || active.keyId !== found.grantId) return fail('invalid_api_key');
+    // The account is the grant's key row's: the one chosen at consent, closed with it.
+    const auth: AuthenticatedKey = { keyId: found.grantId, accountId: active.accountId };
     if (this.remembered.size >= MAX_REMEMBERED) {
       const oldest = this.remembered.keys().next().value;
       if (oldest !== undefined) this.remembered.delete(oldest);

@@ -1,10 +1,9 @@
 /** @module The console's "Connected apps" (src/console/pages/connected-apps.ts), answered from the grants' key rows and the provider's grants. */
 import type { ConnectedApp, ConnectedApps } from '../console/pages/connected-apps.js';
 import { isoSeconds } from '../domain/clock.js';
-import type { OAuthServer } from './server.js';
+import { emailOfSubject, type OAuthServer } from './server.js';
 
 export function connectedApps(oauth: OAuthServer): ConnectedApps {
-  const store = oauth.opts.services.deps.store;
   return {
     async list(accountId) {
       const apps: ConnectedApp[] = [];
@@ -12,8 +11,6 @@ export function connectedApps(oauth: OAuthServer): ConnectedApps {
         if (key.revokedAt !== null) continue;
         const grant = await oauth.oidc().Grant.find(key.id);
         const client = grant?.clientId ? await oauth.oidc().Client.find(grant.clientId) : undefined;
-        const userId = grant?.accountId?.slice(grant.accountId.indexOf(':') + 1);
-        const user = userId ? await store.getUser(userId) : undefined;
         let redirectHost = '';
         try {
           redirectHost = new URL(client?.redirectUris?.[0] ?? '').host;
@@ -22,7 +19,7 @@ export function connectedApps(oauth: OAuthServer): ConnectedApps {
           id: key.id,
           clientName: client?.clientName ?? key.name?.replace(/^OAuth: /, '') ?? grant?.clientId ?? '',
           redirectHost,
-          grantedBy: user?.email ?? '',
+          grantedBy: emailOfSubject(grant?.accountId) ?? '',
           createdAt: isoSeconds(key.createdAt),
           lastUsedAt: key.lastUsedAt === null ? null : isoSeconds(key.lastUsedAt),
         });

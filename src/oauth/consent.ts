@@ -161,7 +161,7 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
       await provider.interactionFinished(
         request.raw,
         reply.raw,
-        { login: { accountId: subjectOf(membership.accountId, membership.userId) }, consent: { grantId } },
+        { login: { accountId: subjectOf(who.email) }, consent: { grantId } },
         { mergeWithLastSubmission: false },
       );
       return reply;
@@ -181,7 +181,7 @@ async function allow(
   const client = await provider.Client.find(clientId);
   const grant = new provider.Grant({
     jti: oauth.grants.newGrantId(),
-    accountId: subjectOf(membership.accountId, membership.userId),
+    accountId: subjectOf(who.email),
     clientId,
   } as ConstructorParameters<typeof provider.Grant>[0]);
   // What was asked (the first prompt may be the sign-in, which names no missing scopes), of the

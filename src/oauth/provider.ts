@@ -100,6 +100,9 @@ export function createProvider(opts: ProviderOptions): Provider {
     // Every token is its grant's: a connector whose token is revoked is disconnected.
     revokeGrantPolicy: () => true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // A connector's tokens outlive the browser session it was allowed in (and a person's other
+    // connections made in that browser): they end with their grant, not the session.
+    expiresWithSession: () => false,
     ttl: {
       AccessToken: opts.accessTokenTtl,
       AuthorizationCode: 60,

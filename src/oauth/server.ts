@@ -124,16 +124,20 @@ export class OAuthServer {
 
   private async lookup(token: string) {
     const at = await this.oidc().AccessToken.find(token);
-    if (!at || at.isExpired || !at.grantId || !at.accountId) return undefined;
+    if (!at || at.isExpired || !at.grantId) return undefined;
     if (at.aud !== this.resource) return undefined;
     return {
       grantId: at.grantId,
-      accountId: accountOfSubject(at.accountId),
       expiresAt: (at.exp ?? 0) * 1000,
     };
   }
 }
 
-/** A grant's subject is `<account id>:<user id>`: the account chosen, and who chose it. */
-export const subjectOf = (accountId: string, userId: string) => `${accountId}:${userId}`;
-export const accountOfSubject = (sub: string) => sub.slice(0, sub.indexOf(':'));
+/**
+ * The subject of a grant is the person (their email), not the account: one browser session may
+ * connect several of a person's accounts without the provider taking it for another person's
+ * sign-in. The account is the grant's key row's.
+ */
+export const subjectOf = (email: string) => `email:${email.toLowerCase()}`;
+export const emailOfSubject = (sub: string | undefined) =>
+  sub?.startsWith('email:') ? sub.slice(6) : undefined;

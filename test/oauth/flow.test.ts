@@ -67,6 +67,14 @@ describe.each(backends)('OAuth authorization code flow on %s', (backend) => {
     expect(answer.status).toBe(200);
     expect(JSON.stringify(answer.body)).toContain(accountB);
 
+    // The same browser connects the person's other account: the provider's session is the
+    // person's, not an account's, so it does not ask to sign out first.
+    const second = await authorize(live, clientId, cookie, accountA, {}, code.jar);
+    const tokensA = await exchange(live, second);
+    expect(JSON.stringify((await callTool(live, tokensA.body.access_token!, 'get_account')).body)).toContain(
+      accountA,
+    );
+
     const refreshed = await token(live, {
       grant_type: 'refresh_token',
       refresh_token: tokens.body.refresh_token!,

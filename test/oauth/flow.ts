@@ -62,8 +62,10 @@ export async function authorize(
   cookie: string,
   accountId: string,
   params: Record<string, string> = {},
+  /** A browser that went through the flow before (its provider session kept). */
+  browser?: Jar,
 ): Promise<Authorized> {
-  const jar = new Jar();
+  const jar = browser ?? new Jar();
   jar.add(cookie);
   const { verifier, challenge } = pkce();
   const q = new URLSearchParams({
@@ -78,12 +80,24 @@ export async function authorize(
     ...params,
   });
   for (const [k, v] of Object.entries(params)) if (v === '') q.delete(k);
-  const { code, location } = await consentFrom(live, jar, `${live.url}/oauth/authorize?${q}`, accountId, REDIRECT);
+  const { code, location } = await consentFrom(
+    live,
+    jar,
+    `${live.url}/oauth/authorize?${q}`,
+    accountId,
+    REDIRECT,
+  );
   return { code, verifier, clientId, jar, location };
 }
 
 /** From an authorization URL: consent (the jar signed in) for `accountId`, up to the redirect to `redirect`. */
-export async function consentFrom(live: Live, jar: Jar, authorizationUrl: string, accountId: string, redirect: string) {
+export async function consentFrom(
+  live: Live,
+  jar: Jar,
+  authorizationUrl: string,
+  accountId: string,
+  redirect: string,
+) {
   let res = await jar.fetch(authorizationUrl);
   if (res.status !== 303) throw new Error(`authorize answered ${res.status}: ${await res.text()}`);
   const consentUrl = new URL(res.headers.get('location')!, live.url);
