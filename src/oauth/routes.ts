@@ -52,6 +52,11 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
       req.headers['x-forwarded-host'] = pub.host;
       req.headers['x-forwarded-proto'] = pub.protocol.slice(0, -1);
       const provider = oauth.oidc();
+      if (req.method === 'GET' && req.url?.startsWith('/authorize?')) {
+        req.url = withKnownScopes(req.url);
+        // The provider finds where it is mounted by comparing the two.
+        (req as IncomingMessage & { originalUrl?: string }).originalUrl = `${MOUNT}${req.url}`;
+      }
       if (req.method === 'POST' && req.url?.split('?')[0] === '/register') {
         void registration(req, res).then((ok) => {
           if (ok) provider.callback()(req, res);
@@ -108,4 +113,19 @@ async function registration(req: IncomingMessage, res: ServerResponse): Promise<
     return refuse('invalid_redirect_uri', 'redirect URIs must be https, or http on a loopback host');
   (req as IncomingMessage & { body?: unknown }).body = JSON.stringify(metadata);
   return true;
+}
+
+/**
+ * /authorize asks for the known scopes among those requested, and always `mcp`: an unknown scope is
+ * ignored, not refused (claude.ai asks for `claudeai` alone), and a request that named none still
+ * gets a token for /mcp.
+ */
+export function withKnownScopes(url: string): string {
+  const [path, query = ''] = url.split('?', 2) as [string, string?];
+  const params = new URLSearchParams(query);
+  const asked = (params.get('scope') ?? '')
+    .split(' ')
+    .filter((s) => (SCOPES as readonly string[]).includes(s));
+  params.set('scope', [...new Set([...asked, MCP_SCOPE])].join(' '));
+  return `${path}?${params}`;
 }

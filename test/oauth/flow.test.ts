@@ -69,7 +69,8 @@ describe.each(backends)('OAuth authorization code flow on %s', (backend) => {
 
     // The same browser connects the person's other account: the provider's session is the
     // person's, not an account's, so it does not ask to sign out first.
-    const second = await authorize(live, clientId, cookie, accountA, {}, code.jar);
+    // ... asking for a scope unknown here (claude.ai's), which is ignored, not refused.
+    const second = await authorize(live, clientId, cookie, accountA, { scope: 'claudeai' }, code.jar);
     const tokensA = await exchange(live, second);
     expect(JSON.stringify((await callTool(live, tokensA.body.access_token!, 'get_account')).body)).toContain(
       accountA,
