@@ -9,11 +9,11 @@ import type { AuditEntry } from '../domain/audit.js';
 import { nowSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { addCounts, addDays, dayOf, type UsageCounts, zeroCounts } from '../domain/usage-history.js';
+import type { UsageCounts } from '../domain/usage-history.js';
 import { validateUser } from '../domain/users.js';
 import type { CountsView } from '../service/billing.js';
 import type { Services } from '../service/index.js';
-import type { ConsoleLink, ConsoleStore, KeyToolUsage } from '../store/store.js';
+import type { ConsoleLink, ConsoleStore, UsageGroup } from '../store/store.js';
 import type { SignedIn } from './identity.js';
 import type { SignInMail } from './mailer.js';
 
@@ -23,8 +23,6 @@ export const ABSOLUTE_SECONDS = 30 * 24 * 60 * 60;
 /** last_seen_at is written at most this often per session (a write per page view would be waste). */
 const TOUCH_EVERY_SECONDS = 60;
 /** How long the Usage page's past days are kept, and for how many account and range pairs at most. */
-const CLOSED_DAYS_SECONDS = 60;
-const CLOSED_DAYS_ENTRIES = 1_000;
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
@@ -84,8 +82,6 @@ export interface Followed {
 }
 
 export class ConsoleService {
-  private readonly closedDayCache = new Map<string, { at: number; rows: KeyToolUsage[] }>();
-
   constructor(
     readonly services: Services,
     private readonly options: ConsoleServiceOptions,
@@ -259,57 +255,16 @@ export class ConsoleService {
 
   /**
    * The account's use from `from` to `to` by tool and by key, as `toolgate usage report --by tool`
-   * and `--by key` count it (the stored history and this server's counts not yet written), made
-   * from one scan of the history instead of one per grouping.
+   * and `--by key` count it: the same use case makes both (settled days kept in memory there).
    */
   async usageBreakdown(accountId: string, from: string, to: string): Promise<UsageBreakdown> {
-    const today = dayOf(this.now());
-    const rows =
-      from < today && to >= today
-        ? [
-            ...(await this.closedDays(accountId, from, addDays(today, -1))),
-            ...(await this.store.usageByKeyAndTool(accountId, today, to)),
-          ]
-        : await this.store.usageByKeyAndTool(accountId, from, to);
-    const byTool = new Map<string, UsageCounts>();
-    const byKey = new Map<string, UsageCounts>();
-    const add = (into: Map<string, UsageCounts>, group: string, counts: UsageCounts) => {
-      let sum = into.get(group);
-      if (!sum) {
-        sum = zeroCounts();
-        into.set(group, sum);
-      }
-      addCounts(sum, counts);
-    };
-    for (const row of rows) {
-      add(byTool, row.tool, row);
-      add(byKey, row.keyId, row);
-    }
-    const counters = this.services.deps.usageCounters;
-    for (const g of counters?.unwritten(accountId, from, to, 'tool') ?? []) add(byTool, g.group, g);
-    for (const g of counters?.unwritten(accountId, from, to, 'key') ?? []) add(byKey, g.group, g);
-    const sorted = (m: Map<string, UsageCounts>) =>
-      [...m.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([group, c]) => ({ group, ...countsView(c) }));
-    return { byTool: sorted(byTool), byKey: sorted(byKey) };
-  }
-
-  /**
-   * The days before today, by key and tool, kept for a minute: counts reach a past day only from a
-   * flush under way as the day ended, so reading them once a minute (today's, every time) keeps the
-   * Usage page to one short scan without showing anything older than that flush.
-   */
-  private async closedDays(accountId: string, from: string, to: string): Promise<KeyToolUsage[]> {
-    const key = `${accountId} ${from} ${to}`;
-    const t = this.now();
-    const hit = this.closedDayCache.get(key);
-    if (hit && t - hit.at < CLOSED_DAYS_SECONDS) return hit.rows;
-    const rows = await this.store.usageByKeyAndTool(accountId, from, to);
-    // Bounded: a server showing many accounts' pages starts over rather than grow.
-    if (this.closedDayCache.size >= CLOSED_DAYS_ENTRIES) this.closedDayCache.clear();
-    this.closedDayCache.set(key, { at: t, rows });
-    return rows;
+    const billing = this.services.billing;
+    const [byTool, byKey] = await Promise.all([
+      billing.groups(accountId, from, to, 'tool'),
+      billing.groups(accountId, from, to, 'key'),
+    ]);
+    const rows = (groups: UsageGroup[]) => groups.map(({ group, ...c }) => ({ group, ...countsView(c) }));
+    return { byTool: rows(byTool), byKey: rows(byKey) };
   }
 
   /** Changes a user's role, within the account (another account's user is not found). */

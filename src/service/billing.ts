@@ -21,6 +21,7 @@ import {
 } from '../domain/usage-history.js';
 import type { AccountSnapshot, UsageGroup } from '../store/store.js';
 import { now, type ServiceDeps } from './context.js';
+import { mergeGroups, settledUsageOf } from './settled-usage.js';
 
 /** Counts as the account tools and the admin API show them (snake_case). */
 export interface CountsView {
@@ -151,22 +152,9 @@ export class BillingService {
     return ok({ account_id: accountId, from, to, by, rows, totals: view(totals) });
   }
 
-  /** The stored groups, with this server's counts not yet written added in. */
-  private async groups(
-    accountId: string,
-    from: string,
-    to: string,
-    by: UsageGrouping,
-  ): Promise<UsageGroup[]> {
-    const stored = await this.deps.store.usageHistory.history(accountId, from, to, by);
-    const unwritten = this.deps.usageCounters?.unwritten(accountId, from, to, by) ?? [];
-    if (unwritten.length === 0) return stored;
-    const merged = new Map(stored.map((g) => [g.group, { ...g }]));
-    for (const u of unwritten) {
-      const g = merged.get(u.group);
-      if (g) addCounts(g, u);
-      else merged.set(u.group, { ...u });
-    }
-    return [...merged.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+  /** The stored groups (settled days from memory), with this server's counts not yet written added in. */
+  async groups(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]> {
+    const stored = await settledUsageOf(this.deps).groups(accountId, from, to, by);
+    return mergeGroups(stored, this.deps.usageCounters?.unwritten(accountId, from, to, by) ?? []);
   }
 }

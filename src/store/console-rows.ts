@@ -1,7 +1,6 @@
 /** @module The console's rows as both backends read them, and the one query of an email's memberships. */
 import type { UserRole } from '../domain/users.js';
-import { toUsageGroup, USAGE_SUMS, type UsageGroupRow } from './rows.js';
-import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord, KeyToolUsage } from './store.js';
+import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord } from './store.js';
 
 export interface LinkRow {
   token_hash: string;
@@ -63,14 +62,3 @@ export const membershipsQuery = (placeholder: string) =>
   `SELECT u.account_id, a.name AS account_name, u.id AS user_id, u.role
    FROM users u JOIN accounts a ON a.id = u.account_id
    WHERE u.email = ${placeholder} ORDER BY a.name, u.account_id`;
-
-/** Key ids and tool names hold no space: the pair travels as one group column, split here. */
-export const usageByKeyAndToolQuery = (account: string, from: string, to: string) =>
-  `SELECT key_id || ' ' || tool AS grp, ${USAGE_SUMS} FROM usage_daily
-   WHERE account_id = ${account} AND day >= ${from} AND day <= ${to} GROUP BY key_id, tool`;
-
-export function toKeyToolUsage(row: UsageGroupRow): KeyToolUsage {
-  const { group, ...counts } = toUsageGroup(row);
-  const space = group.indexOf(' ');
-  return { keyId: group.slice(0, space), tool: group.slice(space + 1), ...counts };
-}

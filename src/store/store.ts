@@ -285,15 +285,7 @@ export interface ConsoleStore {
   setUserRole(userId: string, role: UserRole, audit?: AuditEntry): Promise<User | undefined>;
   /** Deletes links expired before `now` and sessions idle since `idleBefore` or made before `createdBefore`. */
   prune(now: EpochSeconds, idleBefore: EpochSeconds, createdBefore: EpochSeconds): Promise<void>;
-  /**
-   * The account's usage history from `from` to `to` (days, both included) summed by key and tool
-   * at once: the Usage page's two tables from one scan instead of two.
-   */
-  usageByKeyAndTool(accountId: string, from: string, to: string): Promise<KeyToolUsage[]>;
 }
-
-/** One key's use of one tool over a range of days. */
-export type KeyToolUsage = UsageCounts & { keyId: string; tool: string };
 
 /** Where a store's warnings go (a server's log): a message, and fields to log with it. */
 export type Warn = (message: string, fields: Record<string, unknown>) => void;

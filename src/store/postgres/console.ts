@@ -8,20 +8,12 @@ import {
   type MembershipRow,
   membershipsQuery,
   type SessionRow,
-  toKeyToolUsage,
   toLink,
   toMembership,
   toSession,
-  usageByKeyAndToolQuery,
 } from '../console-rows.js';
-import { toUser, type UsageGroupRow, type UserRow } from '../rows.js';
-import type {
-  ConsoleLink,
-  ConsoleMembership,
-  ConsoleSessionRecord,
-  ConsoleStore,
-  KeyToolUsage,
-} from '../store.js';
+import { toUser, type UserRow } from '../rows.js';
+import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord, ConsoleStore } from '../store.js';
 import { writeAudit } from './audit.js';
 import { guard } from './driver.js';
 import type { PgTransactions } from './transactions.js';
@@ -131,12 +123,5 @@ export class PgConsole implements ConsoleStore {
         createdBefore,
       ]);
     });
-  }
-
-  async usageByKeyAndTool(accountId: string, from: string, to: string): Promise<KeyToolUsage[]> {
-    const rows = await guard(() =>
-      this.t.all<UsageGroupRow>(usageByKeyAndToolQuery('$1', '$2', '$3'), [accountId, from, to]),
-    );
-    return rows.map(toKeyToolUsage);
   }
 }

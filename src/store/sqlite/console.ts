@@ -8,20 +8,12 @@ import {
   type MembershipRow,
   membershipsQuery,
   type SessionRow,
-  toKeyToolUsage,
   toLink,
   toMembership,
   toSession,
-  usageByKeyAndToolQuery,
 } from '../console-rows.js';
-import { toUser, type UsageGroupRow, type UserRow } from '../rows.js';
-import type {
-  ConsoleLink,
-  ConsoleMembership,
-  ConsoleSessionRecord,
-  ConsoleStore,
-  KeyToolUsage,
-} from '../store.js';
+import { toUser, type UserRow } from '../rows.js';
+import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord, ConsoleStore } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 
@@ -129,12 +121,5 @@ export class SqliteConsole implements ConsoleStore {
         .sql('DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?')
         .run(idleBefore, createdBefore);
     });
-  }
-
-  async usageByKeyAndTool(accountId: string, from: string, to: string): Promise<KeyToolUsage[]> {
-    const rows = await this.x.attempt(
-      () => this.x.sql(usageByKeyAndToolQuery('?', '?', '?')).all(accountId, from, to) as UsageGroupRow[],
-    );
-    return rows.map(toKeyToolUsage);
   }
 }
