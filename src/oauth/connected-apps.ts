@@ -9,8 +9,9 @@ export function connectedApps(oauth: OAuthServer): ConnectedApps {
       const apps: ConnectedApp[] = [];
       for (const key of await oauth.grants.list(accountId)) {
         if (key.revokedAt !== null) continue;
-        const grant = await oauth.oidc().Grant.find(key.id);
-        const client = grant?.clientId ? await oauth.oidc().Client.find(grant.clientId) : undefined;
+        const provider = await oauth.oidc();
+        const grant = await provider.Grant.find(key.id);
+        const client = grant?.clientId ? await provider.Client.find(grant.clientId) : undefined;
         let redirectHost = '';
         try {
           redirectHost = new URL(client?.redirectUris?.[0] ?? '').host;

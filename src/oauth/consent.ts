@@ -10,8 +10,8 @@ import type Provider from 'oidc-provider';
 import type { SignedIn } from '../console/identity.js';
 import { consentPage, messagePage, noAccountPage } from './consent-view.js';
 import { grantActor } from './grants.js';
-import { MCP_SCOPE, MOUNT, SCOPES } from './provider.js';
 import { type OAuthServer, subjectOf } from './server.js';
+import { MCP_SCOPE, MOUNT, SCOPES } from './settings.js';
 
 /**
  * An HTML answer that no page may frame. `formTo` is where the consent form ends up: the browser
@@ -50,7 +50,7 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
   /** The interaction of this browser (its cookie) and this uid, or an answer already sent. */
   const interaction = async (request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) => {
     try {
-      const details = await oauth.oidc().interactionDetails(request.raw, reply.raw);
+      const details = await (await oauth.oidc()).interactionDetails(request.raw, reply.raw);
       // An interaction already answered is done: a replayed form must not make a second grant.
       if (details.uid === request.params.uid && details.result === undefined) return details;
     } catch {
@@ -87,7 +87,7 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
 
   const describe = async (details: Details) => {
     const clientId = String(details.params.client_id);
-    const client = await oauth.oidc().Client.find(clientId);
+    const client = await (await oauth.oidc()).Client.find(clientId);
     let redirectHost = '';
     try {
       redirectHost = new URL(String(details.params.redirect_uri)).host;
@@ -143,7 +143,7 @@ export async function consentRoutes(app: FastifyInstance, opts: { oauth: OAuthSe
           ),
         );
       const body = request.body ?? {};
-      const provider = oauth.oidc();
+      const provider = await oauth.oidc();
       if (body.decision !== 'allow') {
         reply.hijack();
         await provider.interactionFinished(
@@ -176,7 +176,7 @@ async function allow(
   who: SignedIn,
   membership: SignedIn['memberships'][number],
 ): Promise<string> {
-  const provider = oauth.oidc();
+  const provider = await oauth.oidc();
   const clientId = String(details.params.client_id);
   const client = await provider.Client.find(clientId);
   const grant = new provider.Grant({

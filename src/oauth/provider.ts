@@ -14,20 +14,7 @@ import Provider, {
 import type { OAuthStore } from '../store/store.js';
 import { storeAdapter } from './adapter.js';
 import { cookieKeys, signingKey } from './secrets.js';
-
-export const MCP_SCOPE = 'mcp';
-export const SCOPES = ['openid', 'offline_access', MCP_SCOPE] as const;
-export const ROUTES = {
-  authorization: '/authorize',
-  token: '/token',
-  registration: '/register',
-  revocation: '/revoke',
-  jwks: '/jwks',
-  end_session: '/logout',
-  userinfo: '/userinfo',
-} as const;
-/** Where the provider is mounted on toolgate's app. */
-export const MOUNT = '/oauth';
+import { MCP_SCOPE, MOUNT, mcpResource, ROUTES, SCOPES } from './settings.js';
 
 export interface ProviderOptions {
   /** The issuer: TOOLGATE_PUBLIC_URL (no trailing slash). */
@@ -45,21 +32,6 @@ export interface ProviderOptions {
 }
 
 /** `<public url>/mcp`: the one resource tokens are for, equal byte for byte to the connector's URL. */
-export const mcpResource = (publicUrl: string) => `${publicUrl}/mcp`;
-
-/** https anywhere, or http on a loopback host (native and CLI clients); the rest is refused. */
-export function redirectAllowed(uri: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (url.hash !== '') return false;
-  if (url.protocol === 'https:') return true;
-  if (url.protocol !== 'http:') return false;
-  return url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
-}
 
 export function createProvider(opts: ProviderOptions): Provider {
   const resource = mcpResource(opts.publicUrl);

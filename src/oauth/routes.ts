@@ -7,8 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { FastifyInstance } from 'fastify';
 import { consentRoutes } from './consent.js';
-import { MCP_SCOPE, MOUNT, redirectAllowed, SCOPES } from './provider.js';
 import type { OAuthServer } from './server.js';
+import { MCP_SCOPE, MOUNT, redirectAllowed, SCOPES } from './settings.js';
 
 const MAX_REGISTRATION_BYTES = 64 * 1024;
 
@@ -51,19 +51,20 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
       req.headers.host = pub.host;
       req.headers['x-forwarded-host'] = pub.host;
       req.headers['x-forwarded-proto'] = pub.protocol.slice(0, -1);
-      const provider = oauth.oidc();
       if (req.method === 'GET' && req.url?.startsWith('/authorize?')) {
         req.url = withKnownScopes(req.url);
         // The provider finds where it is mounted by comparing the two.
         (req as IncomingMessage & { originalUrl?: string }).originalUrl = `${MOUNT}${req.url}`;
       }
-      if (req.method === 'POST' && req.url?.split('?')[0] === '/register') {
-        void registration(req, res).then((ok) => {
-          if (ok) provider.callback()(req, res);
-        });
-        return;
-      }
-      provider.callback()(req, res);
+      const registering = req.method === 'POST' && req.url?.split('?')[0] === '/register';
+      void (async () => {
+        if (registering && !(await registration(req, res))) return;
+        (await oauth.oidc()).callback()(req, res);
+      })().catch((err) => {
+        scope.log.error({ err }, 'OAuth request failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'server_error' }));
+      });
     });
     // Routes for middie's hook to run on; the provider answers before any handler would.
     scope.all(`${MOUNT}/*`, { schema: { hide: true } }, async () => undefined);

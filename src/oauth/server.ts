@@ -9,7 +9,8 @@ import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
 import type { Services } from '../service/index.js';
 import { BearerTokens } from './bearer.js';
 import { GrantKeys, grantDigest } from './grants.js';
-import { createProvider, mcpResource, type ProviderOptions, redirectAllowed } from './provider.js';
+import type { ProviderOptions } from './provider.js';
+import { mcpResource, redirectAllowed } from './settings.js';
 
 export interface OAuthOptions {
   services: Services;
@@ -37,7 +38,7 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 export class OAuthServer {
   readonly grants: GrantKeys;
   readonly bearer: BearerTokens;
-  private provider: Provider | undefined;
+  private provider: Promise<Provider> | undefined;
   private pruning: NodeJS.Timeout | undefined;
 
   constructor(readonly opts: OAuthOptions) {
@@ -69,8 +70,17 @@ export class OAuthServer {
     this.opts.identity = identity;
   }
 
-  oidc(): Provider {
-    if (this.provider) return this.provider;
+  /**
+   * The provider, made on first use: oidc-provider is loaded then (some 300 ms and 29 MiB), so a
+   * server whose clients use only API keys never pays for it.
+   */
+  oidc(): Promise<Provider> {
+    this.provider ??= this.makeProvider();
+    return this.provider;
+  }
+
+  private async makeProvider(): Promise<Provider> {
+    const { createProvider } = await import('./provider.js');
     const provider = createProvider({
       publicUrl: this.publicUrl,
       store: this.opts.services.deps.store.oauth,
@@ -88,7 +98,6 @@ export class OAuthServer {
         .revoke(grantId, `oauth:${clientId}`)
         .catch((err) => this.opts.onError?.(err, 'could not revoke the key row of a revoked grant'));
     });
-    this.provider = provider;
     return provider;
   }
 
@@ -123,7 +132,7 @@ export class OAuthServer {
   }
 
   private async lookup(token: string) {
-    const at = await this.oidc().AccessToken.find(token);
+    const at = await (await this.oidc()).AccessToken.find(token);
     if (!at || at.isExpired || !at.grantId) return undefined;
     if (at.aud !== this.resource) return undefined;
     return {
