@@ -105,7 +105,9 @@ export function fanOutRows(
   for (const row of events) {
     const event = toEvent(row);
     for (const endpoint of endpoints) {
-      if (endpointWants(endpoint, event))
+      // An endpoint hears what happens from its creation on, however late the fan-out runs (a
+      // server's first-run demo key must not reach an endpoint added a second after it).
+      if (endpoint.createdAt <= event.at && endpointWants(endpoint, event))
         rows.push({ id: newDeliveryId(), endpointId: endpoint.id, eventId: row.id, now });
     }
   }
