@@ -4,7 +4,8 @@
  * what it touches, and a value read from the database is kept only if no invalidation that could
  * concern it happened while it was being read (the generation tokens).
  */
-import { categorySpan, sameSlot, type WindowState } from '../domain/fair-use.js';
+import { sameSlot, type WindowState } from '../domain/fair-use.js';
+import { categorySpan } from '../domain/fair-use-order.js';
 import type { AccountUsage, Change, ChangeObserver } from './changes.js';
 import type { AccountSnapshot, KeyEntry } from './store.js';
 

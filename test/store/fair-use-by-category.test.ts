@@ -7,14 +7,8 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  applyConsumption,
-  byWindowKey,
-  categorySpan,
-  findWindow,
-  incrementsFor,
-  type WindowState,
-} from '../../src/domain/fair-use.js';
+import { applyConsumption, incrementsFor, type WindowState } from '../../src/domain/fair-use.js';
+import { byWindowKey, categorySpan, findWindow } from '../../src/domain/fair-use-order.js';
 import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import { ReadCache } from '../../src/store/read-cache.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';

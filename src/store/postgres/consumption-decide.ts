@@ -6,15 +6,8 @@
  * statements go together by the simple query protocol): strings quoted by the driver, numbers checked.
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import {
-  applyConsumption,
-  findWindow,
-  type Increment,
-  isRunning,
-  type StoredWindow,
-  storedWindowsOf,
-  type WindowState,
-} from '../../domain/fair-use.js';
+import { applyConsumption, type Increment, isRunning, type WindowState } from '../../domain/fair-use.js';
+import { findWindow, type StoredWindow, storedWindowsOf } from '../../domain/fair-use-order.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Category } from '../../domain/plans.js';

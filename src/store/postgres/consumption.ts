@@ -13,7 +13,7 @@
  * not wait. The other servers learn of it by a notification sent with the COMMIT (commit-notice.ts).
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { pushStoredWindows, type StoredWindow } from '../../domain/fair-use.js';
+import { pushStoredWindows, type StoredWindow } from '../../domain/fair-use-order.js';
 import type { Category } from '../../domain/plans.js';
 import type { Change } from '../changes.js';
 import type { UsageCommit, UsageOutcome } from '../store.js';

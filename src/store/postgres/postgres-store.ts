@@ -8,7 +8,7 @@ import type { Account } from '../../domain/accounts.js';
 import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import { type StoredWindow, windowsFromStored } from '../../domain/fair-use.js';
+import { type StoredWindow, windowsFromStored } from '../../domain/fair-use-order.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';

@@ -5,13 +5,13 @@
  * decided in memory under the write lock (group-commit.ts) and writes its category's row as decided:
  * only that category's windows are serialised, however many the account has in others.
  */
+import type { WindowState } from '../../domain/fair-use.js';
 import {
   inKeyOrder,
   pushStoredWindows,
   type StoredWindow,
   storedWindowsOf,
-  type WindowState,
-} from '../../domain/fair-use.js';
+} from '../../domain/fair-use-order.js';
 import type { UsageCommit } from '../store.js';
 import type { SqliteExecutor } from './executor.js';
 

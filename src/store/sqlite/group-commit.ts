@@ -6,7 +6,8 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, findWindow, isRunning } from '../../domain/fair-use.js';
+import { applyConsumption, isRunning } from '../../domain/fair-use.js';
+import { findWindow } from '../../domain/fair-use-order.js';
 import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { thresholdEvents } from '../../domain/webhooks.js';
