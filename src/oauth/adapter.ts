@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { OAuthStore } from '../store/store.js';
+import type { OAuthStore } from '../store/oauth-store.js';
 
 /** The models whose ids name no secret: a client's id is public, a grant's id is its key id. */
 const PLAIN_IDS = new Set(['Client', 'Grant']);

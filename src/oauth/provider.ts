@@ -11,7 +11,7 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from 'oidc-provider';
-import type { OAuthStore } from '../store/store.js';
+import type { OAuthStore } from '../store/oauth-store.js';
 import { storeAdapter } from './adapter.js';
 import { cookieKeys, signingKey } from './secrets.js';
 import { MCP_SCOPE, MOUNT, mcpResource, ROUTES, SCOPES } from './settings.js';

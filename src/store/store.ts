@@ -9,6 +9,7 @@
  * replay, a revoke of a revoked key or a duplicate user writes none. So an action is never kept
  * without its entry, nor an entry without its action.
  */
+
 import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditEntry } from '../domain/audit.js';
@@ -20,6 +21,7 @@ import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
+import type { OAuthStore } from './oauth-store.js';
 
 /** What `get_account` needs, read in one go. */
 export interface AccountSnapshot {
@@ -372,35 +374,4 @@ export interface Store {
   readonly webhooks: WebhookStore;
   readonly console: ConsoleStore;
   readonly oauth: OAuthStore;
-}
-
-/** One stored model of the OAuth server (src/oauth/adapter.ts): credential ids arrive here already hashed. */
-export interface OAuthModelRow {
-  model: string;
-  id: string;
-  /** The library's payload, as JSON. */
-  payload: string;
-  grantId: string | null;
-  clientId: string | null;
-  uid: string | null;
-  createdAt: EpochSeconds;
-  expiresAt: EpochSeconds | null;
-  consumedAt: EpochSeconds | null;
-}
-
-/** The OAuth server's models (clients, grants, codes, tokens, sessions, interactions), shared by every server. */
-export interface OAuthStore {
-  /** Creates or replaces the row (a replaced row keeps when it was consumed). */
-  upsert(row: Omit<OAuthModelRow, 'consumedAt'>): Promise<void>;
-  /** The row, unless it has expired by `now`. */
-  find(model: string, id: string, now: EpochSeconds): Promise<OAuthModelRow | undefined>;
-  findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined>;
-  consume(model: string, id: string, at: EpochSeconds): Promise<void>;
-  destroy(model: string, id: string): Promise<void>;
-  revokeByGrantId(model: string, grantId: string): Promise<void>;
-  /**
-   * Deletes expired rows and the clients registered before `unusedClientsBefore` that no grant
-   * names (clients such as claude.ai register anew for each connection); how many rows.
-   */
-  prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number>;
 }

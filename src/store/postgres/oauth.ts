@@ -1,6 +1,6 @@
 /** @module PostgreSQL's store of the OAuth server's models (store.ts, OAuthStore). */
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { OAuthModelRow, OAuthStore } from '../store.js';
+import type { OAuthModelRow, OAuthStore } from '../oauth-store.js';
 import { guard } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 

@@ -1,6 +1,6 @@
 /** @module SQLite's store of the OAuth server's models (store.ts, OAuthStore). */
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { OAuthModelRow, OAuthStore } from '../store.js';
+import type { OAuthModelRow, OAuthStore } from '../oauth-store.js';
 import type { SqliteExecutor } from './executor.js';
 
 interface Row {

@@ -1,0 +1,33 @@
+/** @module The store of the OAuth server's models (oidc-provider's), one table on each backend. */
+import type { EpochSeconds } from '../domain/clock.js';
+
+/** One stored model of the OAuth server (src/oauth/adapter.ts): credential ids arrive here already hashed. */
+export interface OAuthModelRow {
+  model: string;
+  id: string;
+  /** The library's payload, as JSON. */
+  payload: string;
+  grantId: string | null;
+  clientId: string | null;
+  uid: string | null;
+  createdAt: EpochSeconds;
+  expiresAt: EpochSeconds | null;
+  consumedAt: EpochSeconds | null;
+}
+
+/** The OAuth server's models (clients, grants, codes, tokens, sessions, interactions), shared by every server. */
+export interface OAuthStore {
+  /** Creates or replaces the row (a replaced row keeps when it was consumed). */
+  upsert(row: Omit<OAuthModelRow, 'consumedAt'>): Promise<void>;
+  /** The row, unless it has expired by `now`. */
+  find(model: string, id: string, now: EpochSeconds): Promise<OAuthModelRow | undefined>;
+  findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined>;
+  consume(model: string, id: string, at: EpochSeconds): Promise<void>;
+  destroy(model: string, id: string): Promise<void>;
+  revokeByGrantId(model: string, grantId: string): Promise<void>;
+  /**
+   * Deletes expired rows and the clients registered before `unusedClientsBefore` that no grant
+   * names (clients such as claude.ai register anew for each connection); how many rows.
+   */
+  prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number>;
+}
