@@ -45,6 +45,15 @@ export const ACCOUNT_PARAMS = {
   required: ['accountId'],
 } as const;
 
+/** The params of a route under an account that names one more of its things (a key, a user, a grant). */
+export function accountThingParams(name: string, maxLength = 64) {
+  return {
+    type: 'object',
+    properties: { accountId: { type: 'string', maxLength: 64 }, [name]: { type: 'string', maxLength } },
+    required: ['accountId', name],
+  } as const;
+}
+
 const CONTEXT = Symbol('console.account');
 type WithContext = FastifyRequest & { [CONTEXT]?: AccountContext };
 

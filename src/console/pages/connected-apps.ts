@@ -9,6 +9,7 @@ import {
   type AccountParams,
   accountGuard,
   accountOf,
+  accountThingParams,
   type ConsolePageDeps,
   notFound,
   postGuards,
@@ -43,11 +44,7 @@ export const NO_CONNECTED_APPS: ConnectedApps = {
 };
 
 type GrantParams = AccountParams & { grantId: string };
-const GRANT_PARAMS = {
-  type: 'object',
-  properties: { accountId: { type: 'string', maxLength: 64 }, grantId: { type: 'string', maxLength: 128 } },
-  required: ['accountId', 'grantId'],
-} as const;
+const GRANT_PARAMS = accountThingParams('grantId', 128);
 
 export async function connectedAppsPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
   app.get<{ Params: AccountParams }>(

@@ -10,6 +10,7 @@ import {
   type AccountParams,
   accountGuard,
   accountOf,
+  accountThingParams,
   type ConsolePageDeps,
   notFound,
   PageError,
@@ -19,11 +20,7 @@ import {
 import { userActor } from '../service.js';
 
 type KeyParams = AccountParams & { keyId: string };
-const KEY_PARAMS = {
-  type: 'object',
-  properties: { accountId: { type: 'string', maxLength: 64 }, keyId: { type: 'string', maxLength: 64 } },
-  required: ['accountId', 'keyId'],
-} as const;
+const KEY_PARAMS = accountThingParams('keyId');
 
 async function keysOf(deps: ConsolePageDeps, accountId: string): Promise<KeyRecord[]> {
   const listed = await deps.service.services.keys.list(accountId);

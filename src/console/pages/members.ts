@@ -10,6 +10,7 @@ import {
   type AccountParams,
   accountGuard,
   accountOf,
+  accountThingParams,
   type ConsolePageDeps,
   notFound,
   PageError,
@@ -18,11 +19,7 @@ import {
 } from '../context.js';
 
 type UserParams = AccountParams & { userId: string };
-const USER_PARAMS = {
-  type: 'object',
-  properties: { accountId: { type: 'string', maxLength: 64 }, userId: { type: 'string', maxLength: 64 } },
-  required: ['accountId', 'userId'],
-} as const;
+const USER_PARAMS = accountThingParams('userId');
 
 async function usersOf(deps: ConsolePageDeps, accountId: string): Promise<UserRecord[]> {
   const listed = await deps.service.services.users.list(accountId);
