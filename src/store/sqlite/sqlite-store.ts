@@ -6,15 +6,15 @@
  * serialise on the write lock; consumptions are committed in groups (group-commit.ts).
  */
 import type { Account } from '../../domain/accounts.js';
-import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
+import type { ApiKeyRecord } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import type { LedgerEntry } from '../../domain/ledger.js';
 import type { Plan } from '../../domain/plans.js';
 import type { User } from '../../domain/users.js';
-import { changeEvent, keyCreated, statusChanged } from '../../domain/webhooks.js';
+import { statusChanged } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
-import { type AccountRow, boolToInt, type KeyRow, type PlanRow, toAccount, toKey, toPlan } from '../rows.js';
+import { type AccountRow, boolToInt, type PlanRow, toAccount, toPlan } from '../rows.js';
 import type {
   AccountPatch,
   AccountSnapshot,
@@ -27,6 +27,7 @@ import type {
   UsageCommit,
   UsageOutcome,
 } from '../store.js';
+import { SqliteApiKeys } from './api-keys.js';
 import { listAudit, writeAudit } from './audit.js';
 import { SqliteCatalogue } from './catalogue.js';
 import type { Checkpointer } from './checkpointer.js';
@@ -51,6 +52,7 @@ export class SqliteStore implements Store {
   private readonly windows: FairUseSql;
   private readonly groupCommit: GroupCommit;
   private readonly users: SqliteUsers;
+  private readonly keys: SqliteApiKeys;
   readonly catalogue: SqliteCatalogue;
   readonly usageHistory: SqliteUsageHistory;
   readonly webhooks: SqliteWebhooks;
@@ -66,6 +68,7 @@ export class SqliteStore implements Store {
     this.oauth = new SqliteOAuth(this.x);
     this.console = new SqliteConsole(this.x);
     this.users = new SqliteUsers(this.x);
+    this.keys = new SqliteApiKeys(this.x);
     this.windows = new FairUseSql(this.x);
     this.groupCommit = new GroupCommit(this.x, this.windows);
   }
@@ -248,91 +251,26 @@ export class SqliteStore implements Store {
     );
   }
 
-  async createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
-    await this.x.writeTx(
-      () => {
-        this.x
-          .sql(
-            `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
-             VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)`,
-          )
-          .run(key.id, key.accountId, key.name, digest, key.hint, key.createdAt);
-        writeAudit(this.x, audit);
-        recordEvents(this.x, [keyCreated(key)]);
-      },
-      () => [{ account: key.accountId }],
-    );
+  createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {
+    return this.keys.create(key, digest, audit);
   }
-
-  private static readonly KEY_COLUMNS = 'id, account_id, name, hint, created_at, revoked_at, last_used_at';
-
-  async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.x.attempt(
-      () =>
-        this.x.sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id) as
-          | KeyRow
-          | undefined,
-    );
-    return row && toKey(row);
+  getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.keys.get(id);
   }
-
-  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.x.attempt(
-      () =>
-        this.x
-          .sql(`SELECT ${SqliteStore.KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY id`)
-          .all(accountId) as KeyRow[],
-    );
-    return rows.map(toKey);
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.keys.list(accountId);
   }
-
-  async revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
-    await this.x.writeTx(
-      () => {
-        const { changes } = this.x
-          .sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-          .run(now, id);
-        const key = this.x.sql('SELECT account_id FROM api_keys WHERE id = ?').get(id) as
-          | { account_id: string }
-          | undefined;
-        if (changes === 1) {
-          writeAudit(this.x, audit);
-          recordEvents(this.x, [changeEvent('key.revoked', key!.account_id, now, { key_id: id })]);
-        }
-        return key?.account_id;
-      },
-      (accountId): Change[] => (accountId ? ['keys', { account: accountId }] : ['keys']),
-    );
-    return this.getApiKey(id);
+  revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined> {
+    return this.keys.revoke(id, now, audit);
   }
-
-  async rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
-    await this.x.write(
-      () =>
-        this.x
-          .sql('UPDATE api_keys SET digest = ? WHERE id = ? AND digest = ?')
-          .run(newDigest, id, oldDigest),
-      () => ['keys'],
-    );
+  rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void> {
+    return this.keys.rehash(id, oldDigest, newDigest);
   }
-
-  async touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
-    if (entries.length === 0) return;
-    await this.x.writeTx(() => {
-      const touch = this.x.sql(
-        'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
-      );
-      for (const e of entries) touch.run(e.at, e.id, e.at - LAST_USED_RESOLUTION_SECONDS);
-    });
+  touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void> {
+    return this.keys.touch(entries);
   }
-
   findActiveKey(digest: string): Promise<KeyEntry | undefined> {
-    return this.x.attempt(() => {
-      const row = this.x
-        .sql('SELECT id, account_id FROM api_keys WHERE digest = ? AND revoked_at IS NULL')
-        .get(digest) as { id: string; account_id: string } | undefined;
-      return row && { keyId: row.id, accountId: row.account_id };
-    });
+    return this.keys.findActive(digest);
   }
 
   addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
