@@ -31,3 +31,30 @@ export interface OAuthStore {
    */
   prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number>;
 }
+
+/** A row of `oauth_models` as either driver gives it (PostgreSQL's BIGINT columns may come as text). */
+export interface OAuthRow {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  client_id: string | null;
+  uid: string | null;
+  created_at: string | number;
+  expires_at: string | number | null;
+  consumed_at: string | number | null;
+}
+
+const seconds = (v: string | number | null) => (v === null ? null : Number(v));
+
+export const toOAuthModelRow = (r: OAuthRow): OAuthModelRow => ({
+  model: r.model,
+  id: r.id,
+  payload: r.payload,
+  grantId: r.grant_id,
+  clientId: r.client_id,
+  uid: r.uid,
+  createdAt: Number(r.created_at),
+  expiresAt: seconds(r.expires_at),
+  consumedAt: seconds(r.consumed_at),
+});

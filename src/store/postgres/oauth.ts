@@ -1,34 +1,8 @@
 /** @module PostgreSQL's store of the OAuth server's models (store.ts, OAuthStore). */
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { OAuthModelRow, OAuthStore } from '../oauth-store.js';
+import { type OAuthModelRow, type OAuthRow, type OAuthStore, toOAuthModelRow } from '../oauth-store.js';
 import { guard } from './driver.js';
 import type { PgTransactions } from './transactions.js';
-
-interface Row {
-  model: string;
-  id: string;
-  payload: string;
-  grant_id: string | null;
-  client_id: string | null;
-  uid: string | null;
-  created_at: string | number;
-  expires_at: string | number | null;
-  consumed_at: string | number | null;
-}
-
-const seconds = (v: string | number | null) => (v === null ? null : Number(v));
-
-const toRow = (r: Row): OAuthModelRow => ({
-  model: r.model,
-  id: r.id,
-  payload: r.payload,
-  grantId: r.grant_id,
-  clientId: r.client_id,
-  uid: r.uid,
-  createdAt: Number(r.created_at),
-  expiresAt: seconds(r.expires_at),
-  consumedAt: seconds(r.consumed_at),
-});
 
 const LIVE = '(expires_at IS NULL OR expires_at > $3)';
 
@@ -49,24 +23,24 @@ export class PgOAuth implements OAuthStore {
 
   async find(model: string, id: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
     const row = await guard(() =>
-      this.t.one<Row>(`SELECT * FROM oauth_models WHERE model = $1 AND id = $2 AND ${LIVE}`, [
+      this.t.one<OAuthRow>(`SELECT * FROM oauth_models WHERE model = $1 AND id = $2 AND ${LIVE}`, [
         model,
         id,
         now,
       ]),
     );
-    return row && toRow(row);
+    return row && toOAuthModelRow(row);
   }
 
   async findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
     const row = await guard(() =>
-      this.t.one<Row>(`SELECT * FROM oauth_models WHERE model = $1 AND uid = $2 AND ${LIVE} LIMIT 1`, [
+      this.t.one<OAuthRow>(`SELECT * FROM oauth_models WHERE model = $1 AND uid = $2 AND ${LIVE} LIMIT 1`, [
         model,
         uid,
         now,
       ]),
     );
-    return row && toRow(row);
+    return row && toOAuthModelRow(row);
   }
 
   async consume(model: string, id: string, at: EpochSeconds): Promise<void> {

@@ -1,31 +1,7 @@
 /** @module SQLite's store of the OAuth server's models (store.ts, OAuthStore). */
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { OAuthModelRow, OAuthStore } from '../oauth-store.js';
+import { type OAuthModelRow, type OAuthRow, type OAuthStore, toOAuthModelRow } from '../oauth-store.js';
 import type { SqliteExecutor } from './executor.js';
-
-interface Row {
-  model: string;
-  id: string;
-  payload: string;
-  grant_id: string | null;
-  client_id: string | null;
-  uid: string | null;
-  created_at: number;
-  expires_at: number | null;
-  consumed_at: number | null;
-}
-
-const toRow = (r: Row): OAuthModelRow => ({
-  model: r.model,
-  id: r.id,
-  payload: r.payload,
-  grantId: r.grant_id,
-  clientId: r.client_id,
-  uid: r.uid,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  consumedAt: r.consumed_at,
-});
 
 const LIVE = '(expires_at IS NULL OR expires_at > ?)';
 
@@ -49,10 +25,10 @@ export class SqliteOAuth implements OAuthStore {
     const row = await this.x.attempt(
       () =>
         this.x.sql(`SELECT * FROM oauth_models WHERE model = ? AND id = ? AND ${LIVE}`).get(model, id, now) as
-          | Row
+          | OAuthRow
           | undefined,
     );
-    return row && toRow(row);
+    return row && toOAuthModelRow(row);
   }
 
   async findByUid(model: string, uid: string, now: EpochSeconds): Promise<OAuthModelRow | undefined> {
@@ -60,9 +36,9 @@ export class SqliteOAuth implements OAuthStore {
       () =>
         this.x
           .sql(`SELECT * FROM oauth_models WHERE model = ? AND uid = ? AND ${LIVE} LIMIT 1`)
-          .get(model, uid, now) as Row | undefined,
+          .get(model, uid, now) as OAuthRow | undefined,
     );
-    return row && toRow(row);
+    return row && toOAuthModelRow(row);
   }
 
   async consume(model: string, id: string, at: EpochSeconds): Promise<void> {
