@@ -7,10 +7,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import pg from 'pg';
-import { redactUrl } from './args.js';
+import { DEFAULT_POSTGRES_URL, redactUrl } from './args.js';
 import { onCleanup } from './cleanup.js';
 import { commandLine, cpuSeconds } from './cpu.js';
+import { tempDir } from './processes.js';
 
 /** The only schema names this module ever creates, and so the only ones it will drop. */
 const SCRATCH = /^bench_[0-9a-f]{16}$/;
@@ -290,4 +292,18 @@ export class PgMonitor {
     this.maxOurs = 0;
     return [line, xids];
   }
+}
+
+/**
+ * A database of a scenario's own: a SQLite file in a new temp dir, or a scratch schema on the
+ * run's PostgreSQL (its URL is not in the fixture: the one the bench's own flag defaults to).
+ */
+export async function scratchDatabase(
+  backend: 'sqlite' | 'postgres',
+  prefix: string,
+): Promise<{ databaseUrl: string; schema: string | undefined }> {
+  if (backend === 'sqlite')
+    return { databaseUrl: `sqlite:${join(tempDir(prefix), 'toolgate.db')}`, schema: undefined };
+  const databaseUrl = process.env.TOOLGATE_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL;
+  return { databaseUrl, schema: await createScratchSchema(databaseUrl) };
 }

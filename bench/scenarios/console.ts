@@ -6,17 +6,14 @@
  * 100 keys and 90 days of usage, one request at a time on loopback: their p95 must be <= 20 ms.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { ConsoleService } from '../../src/console/service.js';
 import { systemClock } from '../../src/domain/clock.js';
 import type { UsageRow } from '../../src/domain/usage-history.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
-import { DEFAULT_POSTGRES_URL } from '../lib/args.js';
 import { cpuSeconds } from '../lib/cpu.js';
 import type { LoadRequest } from '../lib/load.js';
-import { createScratchSchema, probe } from '../lib/postgres.js';
-import { tempDir } from '../lib/processes.js';
+import { probe, scratchDatabase } from '../lib/postgres.js';
 import { seed } from '../lib/seeding.js';
 import {
   setToolgateEnv,
@@ -125,14 +122,7 @@ async function sessionCookie(on: ToolgateTarget, linkPath: string): Promise<stri
 async function setUp(f: Fixture): Promise<Setup> {
   const keySecret = randomBytes(32).toString('hex');
   const backend = f.toolgate.backend;
-  let databaseUrl: string;
-  let schema: string | undefined;
-  if (backend === 'sqlite') databaseUrl = `sqlite:${join(tempDir('toolgate-console-bench-'), 'toolgate.db')}`;
-  else {
-    // The PostgreSQL the run uses (its URL is not in the fixture): the one the bench's own flag defaults to.
-    databaseUrl = process.env.TOOLGATE_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL;
-    schema = await createScratchSchema(databaseUrl);
-  }
+  const { databaseUrl, schema } = await scratchDatabase(backend, 'toolgate-console-bench-');
   const seeded = await seed({
     accounts: LOAD_KEYS,
     keysPerAccount: 1,

@@ -7,16 +7,13 @@
  * most 10% more (tokens / keys >= 0.9). The per-key rate limit is off, for both alike.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { ConsoleService } from '../../src/console/service.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
-import { DEFAULT_POSTGRES_URL } from '../lib/args.js';
 import type { LoadRequest } from '../lib/load.js';
 import { mcpToolCall } from '../lib/mcp-requests.js';
-import { createScratchSchema, probe } from '../lib/postgres.js';
-import { tempDir } from '../lib/processes.js';
+import { probe, scratchDatabase } from '../lib/postgres.js';
 import { seed } from '../lib/seeding.js';
 import {
   setToolgateEnv,
@@ -143,13 +140,7 @@ export async function connect(
 async function setUp(f: Fixture): Promise<Setup> {
   const keySecret = randomBytes(32).toString('hex');
   const backend = f.toolgate.backend;
-  let databaseUrl: string;
-  let schema: string | undefined;
-  if (backend === 'sqlite') databaseUrl = `sqlite:${join(tempDir('toolgate-oauth-bench-'), 'toolgate.db')}`;
-  else {
-    databaseUrl = process.env.TOOLGATE_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL;
-    schema = await createScratchSchema(databaseUrl);
-  }
+  const { databaseUrl, schema } = await scratchDatabase(backend, 'toolgate-oauth-bench-');
   const seeded = await seed({
     accounts: ACCOUNTS,
     keysPerAccount: 1,
