@@ -87,6 +87,17 @@ export async function tabTo(page: Page, target: Locator, max = 40): Promise<void
   throw new Error(`${max} presses of Tab never focused the target (last focused: ${focused})`);
 }
 
+/**
+ * Runs `act` (a click or key press that follows a link or submits a form) and waits for the page
+ * it loads. `waitForLoadState()` after the act is a race: it answers at once for the page still
+ * showing when the new one has not started loading yet.
+ */
+export async function navigating(page: Page, act: () => Promise<unknown>): Promise<void> {
+  const loaded = page.waitForEvent('load');
+  await act();
+  await loaded;
+}
+
 /** The page's main text, whitespace folded. */
 export async function mainText(page: Page): Promise<string> {
   const main = page.getByRole('main');

@@ -18,6 +18,7 @@ import {
   browserAvailable,
   launch,
   mainText,
+  navigating,
   seriousViolations,
   shoot,
   tabTo,
@@ -90,8 +91,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await judge(page, 'sign-in');
     await tabTo(page, page.getByLabel(/email/i).first());
     await page.keyboard.type(email);
-    await page.keyboard.press('Enter');
-    await page.waitForLoadState();
+    await navigating(page, () => page.keyboard.press('Enter'));
     expect(await mainText(page)).toMatch(/check your email/i);
     await judge(page, 'check-email');
     const link = consoleLink(await sink.waitFor(email, nth));
@@ -106,14 +106,12 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     if (await overview.isVisible()) return;
     await judge(page, 'link-confirm');
     await tabTo(page, page.getByRole('button').first());
-    await page.keyboard.press('Enter');
-    await page.waitForLoadState();
+    await navigating(page, () => page.keyboard.press('Enter'));
     await expect.poll(() => overview.isVisible(), { timeout: 5_000 }).toBe(true);
   }
 
   async function open(page: Page, name: string): Promise<void> {
-    await page.getByRole('link', { name, exact: true }).first().click();
-    await page.waitForLoadState();
+    await navigating(page, () => page.getByRole('link', { name, exact: true }).first().click());
     expect(await page.getByRole('heading', { name, exact: true }).count()).toBeGreaterThan(0);
   }
 
@@ -169,8 +167,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await tabTo(page, page.getByLabel('Name', { exact: true }));
     await page.keyboard.type('browser key');
     await tabTo(page, page.getByRole('button', { name: 'Create key' }));
-    await page.keyboard.press('Enter');
-    await page.waitForLoadState();
+    await navigating(page, () => page.keyboard.press('Enter'));
     const shown = /\btg_[0-9A-Za-z]{11}\b/.exec(await mainText(page))?.[0];
     expect(shown, 'the full key is shown after "Create key"').toBeDefined();
     const key = shown!;
@@ -180,8 +177,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     expect(ok.status).toBe(200);
     expect(ok.body.results.id).toBe(accountId);
     // Shown once: the list shows its hint, never the key again.
-    await page.getByRole('link', { name: 'API keys', exact: true }).first().click();
-    await page.waitForLoadState();
+    await navigating(page, () => page.getByRole('link', { name: 'API keys', exact: true }).first().click());
     const listed = await mainText(page);
     expect(listed).not.toContain(key);
     expect(listed).toContain(key.slice(-4));
@@ -193,18 +189,20 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
   /** Presses the key's "Revoke" button, then confirms: a browser dialog, a <dialog>, or a confirm page. */
   async function revoke(page: Page, keyName: string): Promise<void> {
     page.once('dialog', (d) => void d.accept());
-    await page.getByRole('row').filter({ hasText: keyName }).getByRole('button', { name: 'Revoke' }).click();
-    await page.waitForLoadState();
+    await navigating(page, () =>
+      page.getByRole('row').filter({ hasText: keyName }).getByRole('button', { name: 'Revoke' }).click(),
+    );
     const dialog = page.getByRole('dialog');
     const confirmPage = page.getByRole('heading', { name: /revoke/i });
     const scope = (await dialog.isVisible()) ? dialog : (await confirmPage.count()) > 0 ? page : undefined;
     if (!scope) return;
     await judge(page, 'api-key-revoke-confirm');
-    await scope
-      .getByRole('button', { name: /revoke|confirm|yes/i })
-      .first()
-      .click();
-    await page.waitForLoadState();
+    await navigating(page, () =>
+      scope
+        .getByRole('button', { name: /revoke|confirm|yes/i })
+        .first()
+        .click(),
+    );
   }
 
   /** The Usage page shows the calls the usage history (get_usage's source) has for today and in all. */
@@ -246,16 +244,14 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await open(page, 'Members');
     await judge(page, 'members');
     await page.getByLabel(/email/i).first().fill(MEMBER);
-    await page.getByRole('button', { name: /invite/i }).click();
-    await page.waitForLoadState();
+    await navigating(page, () => page.getByRole('button', { name: /invite/i }).click());
     expect(await mainText(page)).toContain(MEMBER);
     const member = await browser.newContext();
     const mpage = await member.newPage();
     await mpage.goto(consoleLink(await sink.waitFor(MEMBER, 1)));
     await followLinkPage(mpage);
     expect(await mainText(mpage)).toContain('Acme Browsers');
-    await mpage.getByRole('link', { name: 'API keys', exact: true }).first().click();
-    await mpage.waitForLoadState();
+    await navigating(mpage, () => mpage.getByRole('link', { name: 'API keys', exact: true }).first().click());
     expect(await mpage.getByRole('heading', { name: 'API keys' }).count()).toBeGreaterThan(0);
     expect(await mpage.getByRole('button', { name: 'Create key' }).count()).toBe(0);
     expect(await mpage.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
@@ -266,8 +262,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
   }
 
   async function signOut(page: Page): Promise<void> {
-    await page.getByRole('button', { name: /sign out/i }).click();
-    await page.waitForLoadState();
+    await navigating(page, () => page.getByRole('button', { name: /sign out/i }).click());
     await page.goto(`${server.url}/console/`);
     expect(await page.getByRole('heading', { name: 'Overview' }).count()).toBe(0);
     expect(await page.getByLabel(/email/i).count()).toBeGreaterThan(0);
@@ -291,8 +286,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     const page = await context.newPage();
     await signInByKeyboard(page, OWNER, 2, 'Your accounts');
     await judge(page, 'chooser');
-    await page.getByRole('link', { name: 'Second Browsers' }).click();
-    await page.waitForLoadState();
+    await navigating(page, () => page.getByRole('link', { name: 'Second Browsers' }).click());
     expect(await page.getByRole('heading', { name: 'Overview' }).count()).toBe(1);
     expect(await mainText(page)).toContain('Second Browsers');
     // A member of this one: no key creation here either.

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { navigating } from '../console/browser-helpers.js';
 import { consoleLink } from '../console/smtp-sink-helpers.js';
 import type { Live } from './harness.js';
 
@@ -111,7 +112,6 @@ export async function consentInBrowser(
   if (!new URL(page.url()).pathname.startsWith('/oauth/consent/'))
     throw new Error(`not on the consent page: ${page.url()}\n${(await page.content()).slice(0, 1500)}`);
   await page.getByLabel(accountName).check();
-  await page.getByRole('button', { name: button }).click();
-  await page.waitForLoadState();
+  await navigating(page, () => page.getByRole('button', { name: button }).click());
   return page;
 }
