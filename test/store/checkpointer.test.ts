@@ -5,6 +5,7 @@
  * starts over, with every write kept; a failed worker hands checkpoints back to the connection;
  * closing leaves no WAL behind.
  */
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { SqliteExecutor } from '../../src/store/sqlite/executor.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { ROOT } from '../e2e/process.js';
 import { accountRecord, scratchDir } from '../helpers.js';
 
 const T = 1_790_000_000;
@@ -196,6 +198,29 @@ describe('background checkpoints', () => {
     const { path, store } = await serving({ delayMs: 1 });
     await store.createAccount(accountRecord(T));
     await store.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it('close to the end in a process with nothing else to wait for (no exit code 13 before the thread stops)', () => {
+    const path = scratchPath();
+    const script = `
+      import { SqliteStore } from './dist/store/sqlite/sqlite-store.js';
+      import { DEFAULT_PLANS } from './dist/domain/plans.js';
+      const store = new SqliteStore({ path: ${JSON.stringify(path)}, backgroundCheckpoints: { startBlockedMs: 0, delayMs: 1 } });
+      await store.migrate(DEFAULT_PLANS, ${T});
+      if (!store.checkpointer?.active) throw new Error('no checkpoint thread');
+      await store.close();
+      console.log('closed');`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect({ status: run.status, stdout: run.stdout.trim(), stderr: run.stderr }).toEqual({
+      status: 0,
+      stdout: 'closed',
+      stderr: '',
+    });
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 });

@@ -176,12 +176,18 @@ export class Checkpointer {
     const worker = this.worker;
     this.worker = undefined;
     if (!worker) return;
+    // Waited for with the thread and the timer holding the process open: a process with nothing else
+    // left (a script, a server whose sockets are closed) would otherwise end here, with exit code 13.
+    worker.ref();
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.postMessage('close');
-    const timeout = new Promise<'timeout'>((resolve) =>
-      setTimeout(() => resolve('timeout'), CLOSE_WAIT_MS).unref(),
-    );
-    if ((await Promise.race([exited, timeout])) === 'timeout') await worker.terminate();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), CLOSE_WAIT_MS);
+    });
+    const ended = await Promise.race([exited, timeout]);
+    clearTimeout(timer);
+    if (ended === 'timeout') await worker.terminate();
   }
 
   private schedule(): void {
@@ -229,8 +235,9 @@ export class Checkpointer {
     this.held = new Promise<void>((resolve) => {
       this.releaseHeld = resolve;
     });
+    // Not unref'd: held writes are work under way, and a process with nothing else to wait for
+    // (no socket: a script, a benchmark) would otherwise end with them unanswered.
     this.holdTimer = setTimeout(() => this.release(), MAX_HOLD_MS);
-    this.holdTimer.unref();
     this.start('restart');
   }
 
