@@ -196,7 +196,7 @@ for (const backend of BACKENDS) {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-meters-cost-'));
     const { store, reads } = withReadCache(
-      (observer) => new SqliteStore({ path: join(dir, 't.db'), observer }),
+      (observer) => new SqliteStore({ path: join(dir, 't.db'), observer, backgroundCheckpoints: true }),
     );
     try {
       results.push(await measure(backend, store, reads));
