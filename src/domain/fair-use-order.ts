@@ -42,11 +42,37 @@ export function categorySpan(windows: readonly WindowState[], category: Category
 /** The index of the window `slot` in `windows` (in key order), or -1. */
 export function indexOfWindow(windows: readonly WindowState[], slot: WindowSlot): number {
   const [start, end] = categorySpan(windows, slot.category);
+  return indexInSpan(windows, start, end, slot.unit, slot.window);
+}
+
+/**
+ * The index of the window of `unit` and `window` among `windows[start, end)`, one category's span
+ * (categorySpan), or -1: what renders or decides a category's several windows finds its span once.
+ */
+export function indexInSpan(
+  windows: readonly WindowState[],
+  start: number,
+  end: number,
+  unit: Unit,
+  window: WindowKey,
+): number {
   for (let i = start; i < end; i++) {
     const w = windows[i]!;
-    if (w.unit === slot.unit && w.window === slot.window) return i;
+    if (w.unit === unit && w.window === window) return i;
   }
   return -1;
+}
+
+/** The window of `unit` and `window` among `windows[start, end)` (indexInSpan), if started. */
+export function windowInSpan(
+  windows: readonly WindowState[],
+  start: number,
+  end: number,
+  unit: Unit,
+  window: WindowKey,
+): WindowState | undefined {
+  const at = indexInSpan(windows, start, end, unit, window);
+  return at < 0 ? undefined : windows[at];
 }
 
 /** The window `slot` of `windows` (in key order), if started. */

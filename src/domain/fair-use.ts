@@ -5,7 +5,7 @@
  */
 import { type EpochSeconds, isoSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
-import { byWindowKey, categorySpan, findWindow, indexOfWindow } from './fair-use-order.js';
+import { byWindowKey, categorySpan, findWindow, indexInSpan, windowInSpan } from './fair-use-order.js';
 import { type Category, type PlanLimits, type Unit, type WindowKey, windowSeconds } from './plans.js';
 
 export interface WindowSlot {
@@ -86,10 +86,6 @@ export function viewWindow(limit: number, state: WindowState | undefined, now: E
   };
 }
 
-function stateOf(states: readonly WindowState[], category: Category, unit: Unit, window: WindowKey) {
-  return findWindow(states, { category, unit, window });
-}
-
 /** Every category, unit and window of the plan, in the plan's order. */
 export function fairUseView(
   limits: PlanLimits,
@@ -111,11 +107,12 @@ export function categoryView(
   const view: CategoryView = {};
   const units = limits[category];
   if (!units) return view;
+  const [start, end] = categorySpan(states, category);
   for (const unit of Object.keys(units)) {
     const windows = units[unit]!;
     const byWindow: Record<WindowKey, WindowView> = {};
     for (const window of Object.keys(windows))
-      byWindow[window] = viewWindow(windows[window]!, stateOf(states, category, unit, window), now);
+      byWindow[window] = viewWindow(windows[window]!, windowInSpan(states, start, end, unit, window), now);
     view[unit] = byWindow;
   }
   return view;
@@ -132,11 +129,12 @@ export function fairUseMetadata(
   now: EpochSeconds,
 ): FairUseMetadata {
   const slots = metadataSlotsOf(limits, category);
+  const [start, end] = categorySpan(states, category);
   if (slots.length === 2 && slots[0]!.window === '5h' && slots[1]!.window === '1w') {
     // The default plans' shape written out: named members cost less than keyed ones, and this is
     // rendered on every get_account answered from memory.
-    const h5 = metadataPart(slots[0]!, states, category, now);
-    const w1 = metadataPart(slots[1]!, states, category, now);
+    const h5 = metadataPart(slots[0]!, windowInSpan(states, start, end, 'records', '5h'), now);
+    const w1 = metadataPart(slots[1]!, windowInSpan(states, start, end, 'records', '1w'), now);
     return {
       records_remaining_5h: h5.remaining,
       records_reset_5h: h5.reset,
@@ -146,7 +144,7 @@ export function fairUseMetadata(
   }
   const meta: Record<string, number | string> = {};
   for (const m of slots) {
-    const state = stateOf(states, category, 'records', m.window);
+    const state = windowInSpan(states, start, end, 'records', m.window);
     const running = isRunning(state, now);
     meta[m.remainingKey] = running ? Math.max(0, m.limit - state.used) : m.limit;
     meta[m.resetKey] = isoSeconds(running ? state.endsAt : now + m.lengthSeconds);
@@ -154,13 +152,7 @@ export function fairUseMetadata(
   return meta as unknown as FairUseMetadata;
 }
 
-function metadataPart(
-  m: MetadataSlot,
-  states: readonly WindowState[],
-  category: Category,
-  now: EpochSeconds,
-) {
-  const state = stateOf(states, category, 'records', m.window);
+function metadataPart(m: MetadataSlot, state: WindowState | undefined, now: EpochSeconds) {
   return isRunning(state, now)
     ? { remaining: Math.max(0, m.limit - state.used), reset: isoSeconds(state.endsAt) }
     : { remaining: m.limit, reset: isoSeconds(now + m.lengthSeconds) };
@@ -342,8 +334,16 @@ export function applyConsumption(
 ): { ok: true; states: WindowState[] } | { ok: false; exceeded: Exceeded } {
   // A new array; the windows it changes are new objects, the others are shared (it mutates none).
   const next = states.slice();
+  // The span of the increments' category (found once: a consumption's increments share one).
+  let category: Category | undefined;
+  let start = 0;
+  let end = 0;
   for (const inc of increments) {
-    const at = indexOfWindow(next, inc);
+    if (inc.category !== category) {
+      category = inc.category;
+      [start, end] = categorySpan(next, category);
+    }
+    const at = indexInSpan(next, start, end, inc.unit, inc.window);
     const current = at < 0 ? undefined : next[at];
     const running = isRunning(current, now);
     const base = running ? current.used : 0;
@@ -356,15 +356,16 @@ export function applyConsumption(
       endsAt: running ? current.endsAt : now + inc.lengthSeconds,
       used: base + inc.amount,
     };
-    if (at < 0) next.splice(insertionPoint(next, updated), 0, updated);
-    else next[at] = updated;
+    if (at < 0) {
+      next.splice(insertionPoint(next, start, end, updated), 0, updated);
+      end++;
+    } else next[at] = updated;
   }
   return { ok: true, states: next };
 }
 
-/** Where a window not yet started goes among its category's, in key order. */
-function insertionPoint(windows: readonly WindowState[], w: WindowState): number {
-  const [start, end] = categorySpan(windows, w.category);
+/** Where a window not yet started goes among its category's, `windows[start, end)`, in key order. */
+function insertionPoint(windows: readonly WindowState[], start: number, end: number, w: WindowState): number {
   let i = start;
   while (i < end && byWindowKey(windows[i]!, w) < 0) i++;
   return i;

@@ -11,8 +11,9 @@ export interface AccountUsage {
   windows: WindowState[];
   tokenBalance: number;
   /**
-   * Set: `windows` holds only these categories' windows (every one of them), and the account's other
-   * categories are as they were (a PostgreSQL consumption reads and writes only its own).
+   * Set: only these categories changed, and `windows` holds every window of each of them (a
+   * PostgreSQL consumption reads and writes only its own; a SQLite one holds the account's others
+   * too, as they were). A cache merges these categories alone, whatever else the account has.
    */
   only?: readonly string[];
 }

@@ -27,7 +27,13 @@ function stripeOf(id: string): number {
  */
 function carriedOver(cached: WindowState[], after: WindowState[]): WindowState[] {
   if (cached.length !== after.length) return after;
-  for (let i = 0; i < cached.length; i++) if (!sameSlot(cached[i]!, after[i]!)) return after;
+  // A consumption shares the windows it did not change (applyConsumption): only the others are
+  // compared, so an account with many categories costs its consumed category's windows, not all.
+  for (let i = 0; i < cached.length; i++) {
+    const into = cached[i]!;
+    const from = after[i]!;
+    if (into !== from && !sameSlot(into, from)) return after;
+  }
   for (let i = 0; i < cached.length; i++) {
     const into = cached[i]!;
     const from = after[i]!;

@@ -261,7 +261,17 @@ export class GroupCommit {
         `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,
       );
     }
-    decided.set(c.accountId, { windows, tokenBalance: balanceAfter ?? before.tokenBalance });
+    // The categories this batch changed for the account: the read cache merges those alone.
+    const category = c.increments[0]?.category;
+    const only =
+      category === undefined || before.only?.includes(category)
+        ? before.only
+        : [...(before.only ?? []), category];
+    decided.set(c.accountId, {
+      windows,
+      tokenBalance: balanceAfter ?? before.tokenBalance,
+      ...(only ? { only } : {}),
+    });
     return { kind: 'committed', response };
   }
 }
