@@ -6,7 +6,8 @@
 import { type EpochSeconds, isoSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
 import { byWindowKey, categorySpan, findWindow, indexInSpan, windowInSpan } from './fair-use-order.js';
-import { type Category, type PlanLimits, type Unit, type WindowKey, windowSeconds } from './plans.js';
+import { type CompiledSlot, categoryShape, type MetadataSlot } from './fair-use-shape.js';
+import type { Category, PlanLimits, Unit, WindowKey } from './plans.js';
 
 export interface WindowSlot {
   category: Category;
@@ -104,15 +105,26 @@ export function categoryView(
   category: Category,
   now: EpochSeconds,
 ): CategoryView {
-  const view: CategoryView = {};
-  const units = limits[category];
-  if (!units) return view;
+  const shape = categoryShape(limits, category);
   const [start, end] = categorySpan(states, category);
-  for (const unit of Object.keys(units)) {
-    const windows = units[unit]!;
+  if (shape.seedShape) {
+    // The default plans' shape written out: literal members cost less than keyed ones, and this is
+    // rendered on every get_account answered from memory and every consumption's answer.
+    const [r5h, r1w, q5h] = shape.slots as [CompiledSlot, CompiledSlot, CompiledSlot];
+    const seed: DefaultCategoryView = {
+      records: {
+        '5h': viewWindow(r5h.limit, windowInSpan(states, start, end, 'records', '5h'), now),
+        '1w': viewWindow(r1w.limit, windowInSpan(states, start, end, 'records', '1w'), now),
+      },
+      requests: { '5h': viewWindow(q5h.limit, windowInSpan(states, start, end, 'requests', '5h'), now) },
+    };
+    return seed as unknown as CategoryView;
+  }
+  const view: CategoryView = {};
+  for (const { unit, windows } of shape.units) {
     const byWindow: Record<WindowKey, WindowView> = {};
-    for (const window of Object.keys(windows))
-      byWindow[window] = viewWindow(windows[window]!, windowInSpan(states, start, end, unit, window), now);
+    for (const w of windows)
+      byWindow[w.window] = viewWindow(w.limit, windowInSpan(states, start, end, unit, w.window), now);
     view[unit] = byWindow;
   }
   return view;
@@ -128,7 +140,7 @@ export function fairUseMetadata(
   category: Category,
   now: EpochSeconds,
 ): FairUseMetadata {
-  const slots = metadataSlotsOf(limits, category);
+  const slots = categoryShape(limits, category).metadata;
   const [start, end] = categorySpan(states, category);
   if (slots.length === 2 && slots[0]!.window === '5h' && slots[1]!.window === '1w') {
     // The default plans' shape written out: named members cost less than keyed ones, and this is
@@ -158,41 +170,6 @@ function metadataPart(m: MetadataSlot, state: WindowState | undefined, now: Epoc
     : { remaining: m.limit, reset: isoSeconds(now + m.lengthSeconds) };
 }
 
-interface MetadataSlot {
-  window: WindowKey;
-  limit: number;
-  lengthSeconds: number;
-  remainingKey: string;
-  resetKey: string;
-}
-
-/**
- * A category's records windows with their member names, made once per limits object: get_account
- * answered from memory renders this part every call, and names built per call cost more than it.
- */
-const metadataCompiled = new WeakMap<PlanLimits, Map<Category, MetadataSlot[]>>();
-
-function metadataSlotsOf(limits: PlanLimits, category: Category): MetadataSlot[] {
-  let byCategory = metadataCompiled.get(limits);
-  if (!byCategory) {
-    byCategory = new Map();
-    metadataCompiled.set(limits, byCategory);
-  }
-  let slots = byCategory.get(category);
-  if (!slots) {
-    const windows = Object.hasOwn(limits, category) ? limits[category]!.records : undefined;
-    slots = Object.keys(windows ?? {}).map((window) => ({
-      window,
-      limit: windows![window]!,
-      lengthSeconds: windowSeconds(window)!,
-      remainingKey: `records_remaining_${window}`,
-      resetKey: `records_reset_${window}`,
-    }));
-    byCategory.set(category, slots);
-  }
-  return slots;
-}
-
 /** The plan's first category: the one get_account's `metadata.fair_use` summarises. */
 export function firstCategory(limits: PlanLimits): Category {
   for (const category in limits) return category;
@@ -208,7 +185,10 @@ export function validateAmounts(category: string, amounts: Record<Unit, unknown>
     return fail('invalid_arguments', 'category must be a category of the plan, such as enrich.');
   const checked: Record<Unit, number> = {};
   let total = 0;
-  for (const [name, value] of Object.entries(amounts)) {
+  // for...in over own members, not Object.entries: no array per call on the metered path.
+  for (const name in amounts) {
+    if (!Object.hasOwn(amounts, name)) continue;
+    const value = amounts[name];
     if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_AMOUNT) {
       return fail('invalid_arguments', `${name} must be a whole number from 0 to ${MAX_AMOUNT}.`);
     }
@@ -230,8 +210,9 @@ export function checkKnown(limits: PlanLimits, category: Category, amounts: Amou
       'invalid_arguments',
       `category must be one of ${Object.keys(limits).join(', ')} (got "${category.slice(0, 40)}").`,
     );
-  for (const unit of Object.keys(amounts)) {
+  for (const unit in amounts) {
     if (unit === 'requests' || amounts[unit] === 0 || Object.hasOwn(units, unit)) continue;
+    if (!Object.hasOwn(amounts, unit)) continue;
     return fail(
       'invalid_arguments',
       `unit must be one of ${Object.keys(units).join(', ')} for ${category} (got "${unit.slice(0, 40)}").`,
@@ -240,41 +221,13 @@ export function checkKnown(limits: PlanLimits, category: Category, amounts: Amou
   return ok(undefined);
 }
 
-interface CompiledSlot {
-  unit: Unit;
-  window: WindowKey;
-  limit: number;
-  lengthSeconds: number;
-}
-
-/** Each plan's slots by category, made once per limits object (a plan read again is a new one). */
-const compiled = new WeakMap<PlanLimits, Map<Category, CompiledSlot[]>>();
-
-function slotsOf(limits: PlanLimits, category: Category): CompiledSlot[] {
-  let byCategory = compiled.get(limits);
-  if (!byCategory) {
-    byCategory = new Map();
-    compiled.set(limits, byCategory);
-  }
-  let slots = byCategory.get(category);
-  if (!slots) {
-    slots = [];
-    const units = Object.hasOwn(limits, category) ? limits[category]! : {};
-    for (const unit of Object.keys(units))
-      for (const window of Object.keys(units[unit]!))
-        slots.push({ unit, window, limit: units[unit]![window]!, lengthSeconds: windowSeconds(window)! });
-    byCategory.set(category, slots);
-  }
-  return slots;
-}
-
 /**
  * The windows a consumption touches: every window the plan limits of each unit it counts, in the
  * plan's order. A unit or category the plan does not limit is not metered.
  */
 export function incrementsFor(limits: PlanLimits, category: Category, amounts: Amounts): Increment[] {
   const increments: Increment[] = [];
-  for (const s of slotsOf(limits, category)) {
+  for (const s of categoryShape(limits, category).slots) {
     const amount = amounts[s.unit];
     if (amount === undefined || amount <= 0) continue;
     increments.push({
