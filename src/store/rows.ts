@@ -65,11 +65,37 @@ export interface AuditRow {
   target_id: string | null;
   details: string | AuditDetails;
 }
+/** How many plans' limits limitsFromText keeps; past it, it forgets them all and starts again. */
+const MAX_LIMITS_KEPT = 1024;
+const limitsByText = new Map<string, PlanLimits>();
+
+/**
+ * A plan's limits from their stored JSON text, parsed once per text and frozen: every snapshot read
+ * of an account on the plan shares one object, so what is compiled per limits object
+ * (domain/fair-use-shape.ts) is compiled once per plan, not once per read. Frozen because shared:
+ * whatever changes a plan's limits builds new ones (plans.ts copies before it assigns).
+ */
+export function limitsFromText(text: string): PlanLimits {
+  let limits = limitsByText.get(text);
+  if (limits === undefined) {
+    limits = JSON.parse(text) as PlanLimits;
+    for (const units of Object.values(limits)) {
+      for (const windows of Object.values(units)) Object.freeze(windows);
+      Object.freeze(units);
+    }
+    Object.freeze(limits);
+    if (limitsByText.size >= MAX_LIMITS_KEPT) limitsByText.clear();
+    limitsByText.set(text, limits);
+  }
+  return limits;
+}
+
+/** A plan row; PostgreSQL is asked for the limits as text (`limits::text`), as SQLite stores them. */
 export function toPlan(r: PlanRow): Plan {
   const plan: Plan = {
     id: r.id,
     unlimited: r.unlimited === 1 || r.unlimited === true,
-    limits: typeof r.limits === 'string' ? (JSON.parse(r.limits) as PlanLimits) : r.limits,
+    limits: typeof r.limits === 'string' ? limitsFromText(r.limits) : r.limits,
   };
   // Only a subscription says so: a plan that is none reads back as it was written.
   if (r.subscription === 'monthly') plan.subscription = 'monthly';

@@ -128,15 +128,20 @@ export class PostgresStore implements Store {
 
   async listPlans(): Promise<Plan[]> {
     return guard(async () =>
-      (await this.t.all<PlanRow>('SELECT id, unlimited, limits, subscription FROM plans ORDER BY id')).map(
-        toPlan,
-      ),
+      (
+        await this.t.all<PlanRow>(
+          'SELECT id, unlimited, limits::text AS limits, subscription FROM plans ORDER BY id',
+        )
+      ).map(toPlan),
     );
   }
 
   async getPlan(id: string): Promise<Plan | undefined> {
     const row = await guard(() =>
-      this.t.one<PlanRow>('SELECT id, unlimited, limits, subscription FROM plans WHERE id = $1', [id]),
+      this.t.one<PlanRow>(
+        'SELECT id, unlimited, limits::text AS limits, subscription FROM plans WHERE id = $1',
+        [id],
+      ),
     );
     return row && toPlan(row);
   }
@@ -340,7 +345,7 @@ export class PostgresStore implements Store {
       >(
         {
           name: 'tg_snapshot',
-          text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits AS plan_limits, p.subscription AS plan_subscription,
+          text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits::text AS plan_limits, p.subscription AS plan_subscription,
            (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL) AS api_key_count,
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = $1`,
