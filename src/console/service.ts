@@ -26,6 +26,7 @@ const TOUCH_EVERY_SECONDS = 60;
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
+const LINK_TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 
 /** Who acts, in the audit trail, when a signed-in person does something. */
 export const userActor = (email: string) => `user:${email}`;
@@ -178,9 +179,13 @@ export class ConsoleService {
   }
 
   /** Uses the link (once, in time) and opens a session; sign-up happens here when it is open. */
+  /** Whether `token` has the shape of a link's token, base64url as newToken makes them (nothing is looked up). */
+  linkShaped(token: unknown): token is string {
+    return typeof token === 'string' && LINK_TOKEN.test(token);
+  }
+
   async followLink(token: unknown): Promise<Result<Followed>> {
-    if (typeof token !== 'string' || token.length < 20 || token.length > 100)
-      return fail('not_found', 'This sign-in link is not valid.');
+    if (!this.linkShaped(token)) return fail('not_found', 'This sign-in link is not valid.');
     const t = this.now();
     const link = await this.store.useLink(sha256(token), t);
     if (!link) return fail('not_found', 'This sign-in link is not valid, was used already, or has expired.');

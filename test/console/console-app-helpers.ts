@@ -129,8 +129,16 @@ export async function addUser(
 
 /** Follows a sign-in link as a browser would (a confirm form on its page is submitted). */
 export async function followLink(client: ConsoleClient, url: string): Promise<Page> {
-  const path = new URL(url).pathname + new URL(url).search;
-  return client.get(path);
+  const landing = await openLink(client, url);
+  const confirm = forms(landing.body, landing.url).find(
+    (f) => f.method === 'POST' && new URL(f.action, landing.url).pathname === '/console/auth',
+  );
+  return confirm ? client.submit(confirm) : landing;
+}
+
+/** The page a sign-in link opens, as a mail scanner or a link preview fetches it: nothing clicked. */
+export function openLink(client: ConsoleClient, url: string): Promise<Page> {
+  return client.get(new URL(url).pathname + new URL(url).search);
 }
 
 /** Asks for a link on the sign-in form; the page answered. */

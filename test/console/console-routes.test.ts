@@ -63,6 +63,17 @@ class Browser {
   async submit(page: Page, action: string, fields: Record<string, string> = {}): Promise<Page> {
     return this.request('POST', action, { _csrf: csrfOf(page), ...fields });
   }
+
+  /**
+   * Follows a sign-in link as a person does: its page (which spends nothing), then its "Sign in"
+   * button. A link refused on its page (its shape) answers that page.
+   */
+  async follow(link: string): Promise<Page> {
+    const landing = await this.get(link);
+    const token = /name="token" value="([^"]+)"/.exec(landing.body)?.[1];
+    if (landing.status !== 200 || token === undefined) return landing;
+    return this.submit(landing, '/console/auth', { token });
+  }
 }
 
 const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
@@ -176,7 +187,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(form.status).toBe(200);
     const asked = await b.submit(form, '/console/sign-in', { email });
     expect(asked.status).toBe(200);
-    const landed = await b.get(await loggedLink(email, nth));
+    const landed = await b.follow(await loggedLink(email, nth));
     expect(landed.status).toBe(303);
     return b;
   }
@@ -198,14 +209,14 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(asked.body).toMatch(/check your email/i);
     const link = await loggedLink('owner@example.com');
     expect(link.startsWith(`${url}/console/auth?token=`)).toBe(true);
-    const landed = await b.get(link);
+    const landed = await b.follow(link);
     expect(landed.location).toBe(`/console/a/${accountId}/`);
     const session = landed.headers.getSetCookie().find((c) => c.startsWith('toolgate_session='));
     expect(session).toMatch(/HttpOnly/i);
     expect(session).toMatch(/SameSite=Lax/i);
     expect(session).toMatch(/Path=\//);
     // The link is spent: a second use signs nobody in.
-    const replay = await new Browser(url).get(link);
+    const replay = await new Browser(url).follow(link);
     expect(replay.status).toBe(400);
     expect(replay.headers.getSetCookie().some((c) => c.includes('session'))).toBe(false);
 
@@ -238,7 +249,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
       email: 'owner@example.com',
       return_to: '/oauth/authorize?client_id=x',
     });
-    expect((await b.get(await loggedLink('owner@example.com'))).location).toBe(
+    expect((await b.follow(await loggedLink('owner@example.com'))).location).toBe(
       '/oauth/authorize?client_id=x',
     );
     // Signed in already: straight back.
@@ -368,7 +379,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     });
     expect(invited.status).toBe(303);
     const n = new Browser(url);
-    expect((await n.get(await loggedLink('new@example.com'))).location).toBe(`/console/a/${accountId}/`);
+    expect((await n.follow(await loggedLink('new@example.com'))).location).toBe(`/console/a/${accountId}/`);
     expect((await n.get(`/console/a/${accountId}/`)).status).toBe(200);
     const users = await h.services.users.list(accountId);
     const newId = users.ok ? users.value.find((u) => u.email === 'new@example.com')!.id : '';
@@ -421,7 +432,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     const made = await admin({ email: 'owner@example.com', account_id: accountId });
     expect(made.status).toBe(201);
     const { url: link } = (await made.json()) as { url: string };
-    expect((await new Browser(url).get(link)).location).toBe(`/console/a/${accountId}/`);
+    expect((await new Browser(url).follow(link)).location).toBe(`/console/a/${accountId}/`);
     expect((await admin({ email: 'owner@example.com', account_id: otherId })).status).toBe(404);
     expect((await admin({ email: 'nobody@example.com' })).status).toBe(404);
     expect((await admin({ email: 'owner@example.com' }, 'wrong-token-0123456789')).status).toBe(401);
@@ -441,7 +452,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
       const printed = JSON.parse(r.stdout) as { url: string };
       expect(Object.keys(printed)).toEqual(['url']);
       const b = new Browser(url);
-      expect((await b.get(printed.url)).location).toBe(`/console/a/${accountId}/`);
+      expect((await b.follow(printed.url)).location).toBe(`/console/a/${accountId}/`);
       expect((await b.get(`/console/a/${accountId}/keys`)).status).toBe(200);
     }
     const refused = await runCli(env, ['console', 'link', 'nobody@example.com', '--account', accountId]);

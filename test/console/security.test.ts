@@ -17,6 +17,7 @@ import {
   consoleLink,
   consoleRoutes,
   followLink,
+  openLink,
 } from './console-app-helpers.js';
 import { ConsoleClient, forms, type Page, pageText } from './console-client-helpers.js';
 import { csrfTokenOf, type World, world } from './security-helpers.js';
@@ -72,6 +73,27 @@ describe.each(backends)('the console refuses abuse, on %s', (backend) => {
     const replay = await followLink(second, mail);
     expect(signedInPage(replay)).toBe(false);
     expect(second.jar.size === 0 || !(await signedIn(second))).toBe(true);
+  });
+
+  it('spends no link on its GET (mail scanners and link previews fetch links), and signs no one in by it', async () => {
+    const mail = await w.link(w.a.owner);
+    for (let i = 0; i < 3; i++) {
+      const scanner = new ConsoleClient(h.url);
+      const opened = await openLink(scanner, mail);
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(opened.setCookies.some((c) => /^(__Host-)?toolgate_session=/.test(c))).toBe(false);
+      expect(await signedIn(scanner)).toBe(false);
+    }
+    const person = new ConsoleClient(h.url);
+    expect(signedInPage(await followLink(person, mail))).toBe(true);
+    expect(signedInPage(await followLink(new ConsoleClient(h.url), mail))).toBe(false);
+    // A hostile token is refused before any lookup, and never written back into the page.
+    const hostile = new URL(mail);
+    hostile.searchParams.set('token', '"><script>alert(1)</script>aaaaaaaaaaaaaaaaaaaa');
+    const refused = await openLink(new ConsoleClient(h.url), hostile.href);
+    expect(refused.status).toBe(400);
+    expect(refused.body).not.toContain('<script>alert');
   });
 
   it('takes a link up to 15 minutes old and refuses it after', async () => {

@@ -108,6 +108,8 @@ export async function consentInBrowser(
     await page.click('button[type=submit]');
     const mail = await live.sink!.waitFor(email, before + 1);
     await page.goto(consoleLink(mail));
+    // The link's page spends nothing until its button is pressed (mail scanners fetch links too).
+    await navigating(page, () => page.getByRole('button', { name: 'Sign in' }).click());
   }
   if (!new URL(page.url()).pathname.startsWith('/oauth/consent/'))
     throw new Error(`not on the consent page: ${page.url()}\n${(await page.content()).slice(0, 1500)}`);

@@ -1,7 +1,8 @@
 /**
  * @module Signing in and out: the email form (always the same answer, the link made and mailed
  * after it is sent, so neither the page nor its timing tells a known email from an unknown one),
- * the link's landing (single use; it opens the session), the account chooser, and sign-out.
+ * the link's landing (a page that asks to continue; its POST uses the link, once, and opens the
+ * session), the account chooser, and sign-out.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SlidingWindowLimiter } from '../../domain/rate-limit.js';
@@ -26,6 +27,8 @@ export async function signInPages(app: FastifyInstance, deps: ConsolePageDeps): 
   const perAddress = new SlidingWindowLimiter(LINKS_PER_ADDRESS, LIMIT_WINDOW_SECONDS, clock);
   const log = deps.logger;
 
+  const linkInvalid = (reply: FastifyReply) =>
+    renderPlainPage(reply, 'link-invalid', { title: 'This link cannot be used' }, 400);
   const signInForm = (reply: FastifyReply, data: Record<string, unknown>, status = 200) =>
     renderPlainPage(reply, 'sign-in', { title: 'Sign in', csrf: reply.generateCsrf(), ...data }, status);
 
@@ -90,15 +93,27 @@ export async function signInPages(app: FastifyInstance, deps: ConsolePageDeps): 
     },
   );
 
+  // The link's GET only asks to continue: mail scanners and link previews fetch links too, and a
+  // GET that used the link would spend it before the person clicks. The POST (with its CSRF token,
+  // so no other site can sign a browser in with a link of its own) uses it.
   app.get<{ Querystring: { token?: string } }>(
     '/auth',
     { schema: { hide: true } },
     async (request, reply) => {
-      const followed = await deps.service.followLink(request.query.token);
       // The token is in the URL: the page it leads to must not pass it on in a Referer.
       reply.header('referrer-policy', 'no-referrer');
-      if (!followed.ok)
-        return renderPlainPage(reply, 'link-invalid', { title: 'This link cannot be used' }, 400);
+      const token = request.query.token;
+      if (!deps.service.linkShaped(token)) return linkInvalid(reply);
+      return renderPlainPage(reply, 'link-confirm', { title: 'Sign in', token, csrf: reply.generateCsrf() });
+    },
+  );
+
+  app.post<{ Body: { token?: unknown } }>(
+    '/auth',
+    { schema: { hide: true }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const followed = await deps.service.followLink(request.body?.token);
+      if (!followed.ok) return linkInvalid(reply);
       appendSetCookie(reply, deps.identity.sessionCookie(followed.value.cookieValue));
       return reply.redirect(followed.value.next, 303);
     },
