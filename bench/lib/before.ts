@@ -1,6 +1,6 @@
 /**
- * @module toolgate as it was before the meters work, built beside this checkout for side-by-side
- * rounds: the commit before the one that added migration 009 (or `TOOLGATE_BENCH_BEFORE`), taken
+ * @module toolgate as it was before a piece of work (the meters, OAuth), built beside this checkout for
+ * side-by-side rounds: the commit before the one that added its migration (or the variable naming one), taken
  * out of git with `git archive` into a directory of its own under the temp dir (the repository and
  * its work tree are left alone), compiled with this checkout's TypeScript, and run on this
  * checkout's node_modules (a symlink: no install). Built once per commit; later runs reuse it.
@@ -11,8 +11,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './processes.js';
 
-/** The migration whose arrival marks the meters work. */
-const METERS_MIGRATION = 'src/store/migrations/009-meters.ts';
+/** A piece of work measured against the build before it: the migration whose arrival marks it. */
+export interface Milestone {
+  /** What the work is, for titles: "the meters". */
+  name: string;
+  migration: string;
+  /** The variable that names another commit to measure as "before". */
+  env: string;
+}
+
+export const METERS: Milestone = {
+  name: 'the meters',
+  migration: 'src/store/migrations/009-meters.ts',
+  env: 'TOOLGATE_BENCH_BEFORE',
+};
+
+export const OAUTH: Milestone = {
+  name: 'OAuth',
+  migration: 'src/store/migrations/012-oauth.ts',
+  env: 'TOOLGATE_BENCH_BEFORE_OAUTH',
+};
 
 function git(cwd: string, ...args: string[]): string {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8', timeout: 60_000 });
@@ -20,12 +38,16 @@ function git(cwd: string, ...args: string[]): string {
   return r.stdout.trim();
 }
 
-/** The commit measured as "before": TOOLGATE_BENCH_BEFORE, else the parent of the meters commit. */
-export function beforeCommit(env: NodeJS.ProcessEnv = process.env, repo = ROOT): string {
-  const asked = env.TOOLGATE_BENCH_BEFORE;
+/** The commit measured as "before" `work`: its variable's commit, else the parent of the commit adding its migration. */
+export function beforeCommit(
+  work: Milestone = METERS,
+  env: NodeJS.ProcessEnv = process.env,
+  repo = ROOT,
+): string {
+  const asked = env[work.env];
   if (asked) return git(repo, 'rev-parse', '--verify', `${asked}^{commit}`);
-  const added = git(repo, 'log', '--diff-filter=A', '--format=%H', '--', METERS_MIGRATION).split('\n').at(-1);
-  if (!added) throw new Error(`no commit adds ${METERS_MIGRATION}: set TOOLGATE_BENCH_BEFORE to a commit`);
+  const added = git(repo, 'log', '--diff-filter=A', '--format=%H', '--', work.migration).split('\n').at(-1);
+  if (!added) throw new Error(`no commit adds ${work.migration}: set ${work.env} to a commit`);
   return git(repo, 'rev-parse', `${added}^`);
 }
 

@@ -1,6 +1,6 @@
 /** @module The scenarios, in the order they run. */
 
-import { consumptionBefore, getAccountBefore } from './before.js';
+import { consumptionBefore, getAccountBefore, mcpBeforeOauth } from './before.js';
 import { consoleCost } from './console.js';
 import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
@@ -20,9 +20,11 @@ export const SCENARIOS: readonly Scenario[] = [
   mcpMetered,
   consoleCost,
   oauthCost,
-  // Only when named (--only before): against the build before the meters, without the alerts' endpoint.
+  // Only when named (--only before): against the builds before the meters and before OAuth, without
+  // the alerts' endpoint.
   getAccountBefore,
   consumptionBefore,
+  mcpBeforeOauth,
   // Last: the endpoint it adds stays, and the scenarios before it run without one.
   consumptionAlerts,
 ];
