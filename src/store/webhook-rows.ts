@@ -94,6 +94,9 @@ export function toEvent(r: EventRow): WebhookEvent {
   };
 }
 
+/** How many waiting events one statement fans out. */
+export const FAN_OUT_BATCH = 200;
+
 /** The deliveries to make of these events: one per event and endpoint that wants it. */
 export function fanOutRows(
   events: readonly EventRow[],
@@ -105,9 +108,9 @@ export function fanOutRows(
   for (const row of events) {
     const event = toEvent(row);
     for (const endpoint of endpoints) {
-      // An endpoint hears what happens from its creation on, however late the fan-out runs (a
-      // server's first-run demo key must not reach an endpoint added a second after it).
-      if (endpoint.createdAt <= event.at && endpointWants(endpoint, event))
+      // Only events committed after the endpoint reach it, however late the fan-out runs: adding an
+      // endpoint fans out the events waiting, to the endpoints there before it, first.
+      if (endpointWants(endpoint, event))
         rows.push({ id: newDeliveryId(), endpointId: endpoint.id, eventId: row.id, now });
     }
   }

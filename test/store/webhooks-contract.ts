@@ -187,6 +187,26 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
       });
     });
 
+    it('fans out to an endpoint only the events committed after it, in the same second too', async () => {
+      const a = account();
+      await store.createAccount(a);
+      const first = endpoint({ events: ['fair_use.threshold'], thresholds: [80, 100] });
+      await store.webhooks.addEndpoint(first, 'whsec_c2VjcmV0');
+      await store.commitUsage(consume(a.id, 8, [80, 100])); // 80%, waiting for the fan-out
+      // Added in the same second as that event, before any fan-out ran: it must not hear it.
+      const later = endpoint({ events: ['fair_use.threshold'], thresholds: [80, 100] });
+      await store.webhooks.addEndpoint(later, 'whsec_b3RoZXI=');
+      await store.commitUsage(consume(a.id, 2, [80, 100])); // 100%, after both
+      await store.webhooks.fanOut(T, () => id('whd'), 100);
+      const toFirst = await store.webhooks.listDeliveries(first.id, { limit: 50 });
+      const toLater = await store.webhooks.listDeliveries(later.id, { limit: 50 });
+      expect(toFirst).toHaveLength(2);
+      expect(toLater).toHaveLength(1);
+      const events = await store.webhooks.events({ limit: 10 });
+      const hundred = events.find((e) => (e.data as { threshold?: number }).threshold === 100);
+      expect(toLater[0]!.eventId).toBe(hundred?.id);
+    });
+
     it('leases a due delivery to one caller at a time, and settles it only under that lease', async () => {
       const a = account();
       await store.createAccount(a);

@@ -1,6 +1,7 @@
 /** @module PostgreSQL's webhooks: endpoints, the outbox of events, and leased deliveries (store.ts, WebhookStore). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
+import { newId } from '../../domain/ids.js';
 import {
   eventBody,
   type WebhookDelivery,
@@ -16,6 +17,7 @@ import {
   type EndpointRow,
   type EventRow,
   endpointValues,
+  FAN_OUT_BATCH,
   fanOutRows,
   toDelivery,
   toDue,
@@ -47,6 +49,11 @@ export class PgWebhooks implements WebhookStore {
 
   async addEndpoint(endpoint: WebhookEndpoint, secret: string, audit?: AuditEntry): Promise<void> {
     await this.t.tx(async (db) => {
+      // An endpoint hears the events committed after it: those waiting are fanned out first, to the
+      // endpoints there before it. FOR UPDATE waits for a server fanning some out now, so none of
+      // those reaches the new endpoint either (that server read the endpoints before this one existed).
+      const newDeliveryId = () => newId('whd', endpoint.createdAt * 1000);
+      while ((await this.fanOutIn(db, endpoint.createdAt, newDeliveryId, FAN_OUT_BATCH, 'FOR UPDATE')) > 0) {}
       await db.query(
         'INSERT INTO webhook_endpoints (id, url, secret, account_id, events, thresholds, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
         endpointValues(endpoint, secret),
@@ -83,31 +90,40 @@ export class PgWebhooks implements WebhookStore {
   }
 
   fanOut(now: EpochSeconds, newDeliveryId: () => string, limit: number): Promise<number> {
-    return this.t.tx(async (db) => {
-      // SKIP LOCKED: servers fanning out at once take different events, none waits for another.
-      const events = await this.t.all<EventRow>(
-        'SELECT * FROM webhook_events WHERE fanned_out = 0 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED',
-        [limit],
-        db,
+    // SKIP LOCKED: servers fanning out at once take different events, none waits for another.
+    return this.t.tx((db) => this.fanOutIn(db, now, newDeliveryId, limit, 'FOR UPDATE SKIP LOCKED'));
+  }
+
+  /** Fans out up to `limit` waiting events to the endpoints there now, in the caller's transaction. */
+  private async fanOutIn(
+    db: PgQueryable,
+    now: EpochSeconds,
+    newDeliveryId: () => string,
+    limit: number,
+    lock: 'FOR UPDATE' | 'FOR UPDATE SKIP LOCKED',
+  ): Promise<number> {
+    const events = await this.t.all<EventRow>(
+      `SELECT * FROM webhook_events WHERE fanned_out = 0 ORDER BY id LIMIT $1 ${lock}`,
+      [limit],
+      db,
+    );
+    if (events.length === 0) return 0;
+    const endpoints = (await this.t.all<EndpointRow>('SELECT * FROM webhook_endpoints', [], db)).map(
+      toEndpoint,
+    );
+    const rows = fanOutRows(events, endpoints, newDeliveryId, now);
+    if (rows.length > 0) {
+      await db.query(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+         SELECT id, endpoint_id, event_id, 'pending', 0, $4, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[])
+           AS v (id, endpoint_id, event_id)`,
+        [rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.eventId), now],
       );
-      if (events.length === 0) return 0;
-      const endpoints = (await this.t.all<EndpointRow>('SELECT * FROM webhook_endpoints', [], db)).map(
-        toEndpoint,
-      );
-      const rows = fanOutRows(events, endpoints, newDeliveryId, now);
-      if (rows.length > 0) {
-        await db.query(
-          `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-           SELECT id, endpoint_id, event_id, 'pending', 0, $4, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[])
-             AS v (id, endpoint_id, event_id)`,
-          [rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.eventId), now],
-        );
-      }
-      await db.query('UPDATE webhook_events SET fanned_out = 1 WHERE id = ANY($1::text[])', [
-        events.map((e) => e.id),
-      ]);
-      return events.length;
-    });
+    }
+    await db.query('UPDATE webhook_events SET fanned_out = 1 WHERE id = ANY($1::text[])', [
+      events.map((e) => e.id),
+    ]);
+    return events.length;
   }
 
   async claim(

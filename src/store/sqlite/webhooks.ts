@@ -1,6 +1,8 @@
 /** @module SQLite's webhooks: endpoints, the outbox of events, and leased deliveries (store.ts, WebhookStore). */
+
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
+import { newId } from '../../domain/ids.js';
 import {
   eventBody,
   type WebhookDelivery,
@@ -16,6 +18,7 @@ import {
   type EndpointRow,
   type EventRow,
   endpointValues,
+  FAN_OUT_BATCH,
   fanOutRows,
   toDelivery,
   toDue,
@@ -43,6 +46,10 @@ export class SqliteWebhooks implements WebhookStore {
 
   addEndpoint(endpoint: WebhookEndpoint, secret: string, audit?: AuditEntry): Promise<void> {
     return this.x.writeTx(() => {
+      // An endpoint hears the events committed after it: those waiting are fanned out first, to the
+      // endpoints there before it (one writer at a time: no fan-out runs meanwhile).
+      const newDeliveryId = () => newId('whd', endpoint.createdAt * 1000);
+      while (this.fanOutIn(endpoint.createdAt, newDeliveryId, FAN_OUT_BATCH) > 0) {}
       this.x
         .sql(
           'INSERT INTO webhook_endpoints (id, url, secret, account_id, events, thresholds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -78,26 +85,27 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   fanOut(now: EpochSeconds, newDeliveryId: () => string, limit: number): Promise<number> {
-    return this.x.writeTx(() => {
-      const events = this.x
-        .sql('SELECT * FROM webhook_events WHERE fanned_out = 0 ORDER BY id LIMIT ?')
-        .all(limit) as EventRow[];
-      if (events.length === 0) return 0;
-      const endpoints = (this.x.sql('SELECT * FROM webhook_endpoints').all() as EndpointRow[]).map(
-        toEndpoint,
-      );
-      for (const d of fanOutRows(events, endpoints, newDeliveryId, now)) {
-        this.x
-          .sql(
-            `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-             VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-          )
-          .run(d.id, d.endpointId, d.eventId, now, now, now);
-      }
-      const mark = this.x.sql('UPDATE webhook_events SET fanned_out = 1 WHERE id = ?');
-      for (const e of events) mark.run(e.id);
-      return events.length;
-    });
+    return this.x.writeTx(() => this.fanOutIn(now, newDeliveryId, limit));
+  }
+
+  /** Fans out up to `limit` waiting events to the endpoints there now, in the caller's transaction. */
+  private fanOutIn(now: EpochSeconds, newDeliveryId: () => string, limit: number): number {
+    const events = this.x
+      .sql('SELECT * FROM webhook_events WHERE fanned_out = 0 ORDER BY id LIMIT ?')
+      .all(limit) as EventRow[];
+    if (events.length === 0) return 0;
+    const endpoints = (this.x.sql('SELECT * FROM webhook_endpoints').all() as EndpointRow[]).map(toEndpoint);
+    for (const d of fanOutRows(events, endpoints, newDeliveryId, now)) {
+      this.x
+        .sql(
+          `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+           VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
+        )
+        .run(d.id, d.endpointId, d.eventId, now, now, now);
+    }
+    const mark = this.x.sql('UPDATE webhook_events SET fanned_out = 1 WHERE id = ?');
+    for (const e of events) mark.run(e.id);
+    return events.length;
   }
 
   claim(
