@@ -55,7 +55,7 @@ export function beforeCommit(
 export function buildBefore(commit: string, progress: (line: string) => void): string {
   const root = join(tmpdir(), `toolgate-before-${commit.slice(0, 12)}`);
   if (existsSync(join(root, 'dist', 'main.js'))) return root;
-  progress(`bench: building toolgate at ${commit.slice(0, 12)} (before the meters) into ${root}...`);
+  progress(`bench: building toolgate at ${commit.slice(0, 12)} (a before side) into ${root}...`);
   // Built in a directory of its own, renamed into place once complete: a build cut short is not reused.
   const building = `${root}.building-${process.pid}`;
   rmSync(building, { recursive: true, force: true });
