@@ -178,12 +178,12 @@ export class ConsoleService {
     return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
   }
 
-  /** Uses the link (once, in time) and opens a session; sign-up happens here when it is open. */
   /** Whether `token` has the shape of a link's token, base64url as newToken makes them (nothing is looked up). */
   linkShaped(token: unknown): token is string {
     return typeof token === 'string' && LINK_TOKEN.test(token);
   }
 
+  /** Uses the link (once, in time) and opens a session; sign-up happens here when it is open. */
   async followLink(token: unknown): Promise<Result<Followed>> {
     if (!this.linkShaped(token)) return fail('not_found', 'This sign-in link is not valid.');
     const t = this.now();

@@ -211,8 +211,8 @@ export function checkKnown(limits: PlanLimits, category: Category, amounts: Amou
       `category must be one of ${Object.keys(limits).join(', ')} (got "${category.slice(0, 40)}").`,
     );
   for (const unit in amounts) {
-    if (unit === 'requests' || amounts[unit] === 0 || Object.hasOwn(units, unit)) continue;
     if (!Object.hasOwn(amounts, unit)) continue;
+    if (unit === 'requests' || amounts[unit] === 0 || Object.hasOwn(units, unit)) continue;
     return fail(
       'invalid_arguments',
       `unit must be one of ${Object.keys(units).join(', ')} for ${category} (got "${unit.slice(0, 40)}").`,

@@ -9,11 +9,11 @@ import type { UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
 import type { LedgerAppend, StoredTool, UsageGroup } from './store.js';
 
-// SQLite hands back 0/1 and JSON text; PostgreSQL booleans and parsed JSONB. Both map alike.
+// SQLite hands back 0/1, PostgreSQL booleans; both the limits as JSON text. Both map alike.
 export interface PlanRow {
   id: string;
   unlimited: number | boolean;
-  limits: string | PlanLimits;
+  limits: string;
   subscription?: string | null;
 }
 export interface AccountRow {
@@ -95,7 +95,7 @@ export function toPlan(r: PlanRow): Plan {
   const plan: Plan = {
     id: r.id,
     unlimited: r.unlimited === 1 || r.unlimited === true,
-    limits: typeof r.limits === 'string' ? limitsFromText(r.limits) : r.limits,
+    limits: limitsFromText(r.limits),
   };
   // Only a subscription says so: a plan that is none reads back as it was written.
   if (r.subscription === 'monthly') plan.subscription = 'monthly';

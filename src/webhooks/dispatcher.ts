@@ -12,6 +12,7 @@ import { newId } from '../domain/ids.js';
 import { retryDelay } from '../domain/webhooks.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { DeliveryResult, DueDelivery, Store } from '../store/store.js';
+import { FAN_OUT_BATCH } from '../store/webhook-rows.js';
 import type { WebhookSender } from './sender.js';
 
 export interface DispatcherOptions {
@@ -106,7 +107,8 @@ export class WebhookDispatcher {
     while (!this.stopped) {
       const now = nowSeconds(this.o.clock);
       await this.prune(now);
-      while ((await store.webhooks.fanOut(now, () => newId('whd', this.o.clock.now()), 200)) === 200) {}
+      const newDeliveryId = () => newId('whd', this.o.clock.now());
+      while ((await store.webhooks.fanOut(now, newDeliveryId, FAN_OUT_BATCH)) === FAN_OUT_BATCH) {}
       const leaseSeconds = Math.ceil((2 * this.o.timeoutMs) / 1000) + 1;
       const due = await store.webhooks.claim(now, this.leaseToken, now + leaseSeconds, batch);
       if (due.length === 0) return;
