@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { dirname, join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
-import { normalOrigin } from './mcp/origin.js';
+import { normalOrigin } from './domain/origins.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

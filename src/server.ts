@@ -6,6 +6,7 @@
 import './tick-shape.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { buildApp } from './app.js';
 import {
   type Config,
   ConfigError,
@@ -17,7 +18,6 @@ import {
 import type { ConsoleSettings } from './console/index.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
-import { buildApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { connectedApps } from './oauth/connected-apps.js';

@@ -11,7 +11,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { errorStatus } from '../http/errors.js';
+import { errorStatus } from '../domain/api-error.js';
 import type { TokenCost } from '../service/billing.js';
 import type { Membership, SignedIn } from './identity.js';
 import type { CookieIdentity } from './identity-impl.js';

@@ -3,7 +3,7 @@
  * read and write them in: the order itself, lookups by bisection (a consumption costs its own
  * category's windows, not the account's), and the stored form of a category's windows.
  */
-import type { WindowSlot, WindowState } from './fair-use.js';
+import type { WindowSlot, WindowState } from './fair-use-window.js';
 import type { Category, Unit, WindowKey } from './plans.js';
 
 /** The windows' key order (category, unit, window), in which both stores read an account's windows. */

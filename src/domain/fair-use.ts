@@ -7,20 +7,10 @@ import { type EpochSeconds, isoSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
 import { byWindowKey, categorySpan, findWindow, indexInSpan, windowInSpan } from './fair-use-order.js';
 import { type CompiledSlot, categoryShape, type MetadataSlot } from './fair-use-shape.js';
+import type { WindowSlot, WindowState } from './fair-use-window.js';
 import type { Category, PlanLimits, Unit, WindowKey } from './plans.js';
 
-export interface WindowSlot {
-  category: Category;
-  unit: Unit;
-  window: WindowKey;
-}
-
-/** A window as stored: it exists once something was consumed in it, and may have ended since. */
-export interface WindowState extends WindowSlot {
-  startedAt: EpochSeconds;
-  endsAt: EpochSeconds;
-  used: number;
-}
+export type { WindowSlot, WindowState } from './fair-use-window.js';
 
 export interface WindowView {
   limit: number;

@@ -1,7 +1,5 @@
-/** @module Reading bearer credentials, and turning expected failures into thrown API errors. */
+/** @module Reading bearer credentials, and comparing secrets in constant time. */
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Result } from '../domain/errors.js';
-import { ApiError } from './errors.js';
 
 /** The credential of `Authorization: Bearer <credential>`; '' when the header is there but empty or of another scheme. */
 export function bearer(header: string | undefined): string | undefined {
@@ -18,9 +16,4 @@ export function secretDigest(secret: string): Buffer {
 /** Compares two secret digests in constant time. */
 export function sameDigest(a: Buffer, b: Buffer): boolean {
   return timingSafeEqual(a, b);
-}
-
-export function unwrap<T>(result: Result<T>): T {
-  if (!result.ok) throw ApiError.from(result.error);
-  return result.value;
 }

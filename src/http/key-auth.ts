@@ -4,11 +4,11 @@
  * costs little; one budget per key whichever door it comes through.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { ApiError } from '../domain/api-error.js';
 import type { Result } from '../domain/errors.js';
 import type { Services } from '../service/index.js';
 import type { AuthenticatedKey } from '../service/keys.js';
 import { bearer } from './auth.js';
-import { ApiError } from './errors.js';
 import type { RateLimits } from './rate-limit.js';
 
 declare module 'fastify' {

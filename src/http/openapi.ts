@@ -6,7 +6,7 @@
 
 import type { ServedCatalogue } from '../tools/catalogue.js';
 import type { ServedTool } from '../tools/catalogue-tool.js';
-import { FairUseMetadataSchema } from './schemas.js';
+import { FairUseMetadataSchema } from '../tools/schemas.js';
 
 type Doc = { paths?: Record<string, unknown>; components?: { schemas?: Record<string, unknown> } } & Record<
   string,

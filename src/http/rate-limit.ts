@@ -7,10 +7,10 @@
  * stands in RateLimit-Policy / RateLimit headers (IETF httpapi draft).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/api-error.js';
 import type { Clock } from '../domain/clock.js';
 import { type LimitState, SlidingWindowLimiter } from '../domain/rate-limit.js';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
-import { ApiError } from './errors.js';
 import type { SharedKeyLimiter } from './shared-rate-limit.js';
 
 export interface RateLimitOptions {

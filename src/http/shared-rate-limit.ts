@@ -10,9 +10,9 @@
  * once; the client reconnects by itself and the shared limit comes back without a restart.
  */
 import { createClient } from 'redis';
+import { ApiError } from '../domain/api-error.js';
 import type { Clock } from '../domain/clock.js';
 import { type LimitState, SLOTS } from '../domain/rate-limit.js';
-import { ApiError } from './errors.js';
 
 /**
  * KEYS: the keys' values. ARGV: the limit, the limit plus a tenth, a slot's milliseconds, SLOTS,

@@ -5,8 +5,8 @@
  * backends refuse the same requests with the same 400 naming the field.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { ApiError } from '../domain/api-error.js';
 import { isStorable, UNSTORABLE_REASON } from '../domain/storable.js';
-import { ApiError } from './errors.js';
 
 const join = (at: string, member: string) => (at === '' ? member : `${at}.${member}`);
 

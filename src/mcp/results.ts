@@ -4,7 +4,7 @@
  * (an error result for a refusal), or the JSON-RPC error of a tool that does not exist.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { errorBody } from '../http/errors.js';
+import { errorBody } from '../domain/api-error.js';
 import type { Called } from '../tools/call.js';
 
 export const SERVER_INFO = { name: 'toolgate', version: '1' };

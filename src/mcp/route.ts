@@ -11,7 +11,8 @@
 
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { ApiError, sendError } from '../http/errors.js';
+import { ApiError } from '../domain/api-error.js';
+import { sendError } from '../http/errors.js';
 import { keyAuthentication } from '../http/key-auth.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../service/index.js';

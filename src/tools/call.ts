@@ -5,8 +5,8 @@
  * every tool call are kept here, so the doors only translate.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { ApiError, asApiError } from '../domain/api-error.js';
 import { ERROR_STATUS } from '../domain/errors.js';
-import { ApiError, asApiError } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Services } from '../service/index.js';
 import type { UsageCounters } from '../service/usage-counters.js';

@@ -6,9 +6,9 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { ApiError, argumentsMessage } from '../domain/api-error.js';
 import { type HeaderProblem, resolveHeaders, type ToolDefinition, tokenCost } from '../domain/catalogue.js';
 import { compilePointer, countRecords, expectedRecords } from '../domain/json-pointer.js';
-import { ApiError, argumentsMessage } from '../http/errors.js';
 import type { Upstreams, UpstreamTarget } from '../upstream/forward.js';
 import type { DataTool, ToolAnswer } from './tool.js';
 

@@ -1,7 +1,7 @@
 /** @module get_account: the calling account, free of charge; reads only (no balance or window changes). */
 import Type from 'typebox';
-import { ApiError } from '../http/errors.js';
-import { AccountRecordSchema, FairUseMetadataSchema } from '../http/schemas.js';
+import { ApiError } from '../domain/api-error.js';
+import { AccountRecordSchema, FairUseMetadataSchema } from './schemas.js';
 import { type AccountTool, RawJson } from './tool.js';
 
 export const getAccount: AccountTool = {

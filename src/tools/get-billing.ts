@@ -1,6 +1,6 @@
 /** @module get_billing: the calling account's plan, subscription and period, balance and every tool's cost; free. */
 import Type from 'typebox';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/api-error.js';
 import type { AccountTool } from './tool.js';
 
 const Iso = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);

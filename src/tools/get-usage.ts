@@ -1,7 +1,7 @@
 /** @module get_usage: the calling account's calls, tokens and records per UTC day over a period; free. */
 import Type from 'typebox';
+import { ApiError } from '../domain/api-error.js';
 import { USAGE_PERIODS } from '../domain/usage-history.js';
-import { ApiError } from '../http/errors.js';
 import type { AccountTool } from './tool.js';
 
 const Counts = {

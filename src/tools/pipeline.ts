@@ -7,11 +7,10 @@
  */
 import Type from 'typebox';
 import { isUnlimited, statusRefusal } from '../domain/accounts.js';
+import { ApiError, unwrap } from '../domain/api-error.js';
 import { type Amounts, fairUseMetadata } from '../domain/fair-use.js';
-import { unwrap } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
-import { FairUseMetadataSchema } from '../http/schemas.js';
 import type { AccountSnapshot } from '../store/store.js';
+import { FairUseMetadataSchema } from './schemas.js';
 import {
   type DataTool,
   type Outcome,

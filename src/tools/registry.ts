@@ -5,7 +5,7 @@
  * errors, through HTTP and MCP.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ApiError, argumentsMessage } from '../http/errors.js';
+import { ApiError, argumentsMessage } from '../domain/api-error.js';
 import type { TokenCost } from '../service/billing.js';
 import type { ServedCatalogue } from './catalogue.js';
 import type { Tool } from './tool.js';

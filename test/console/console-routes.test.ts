@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/config.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { dayOf } from '../../src/domain/usage-history.js';
-import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { UsageCounters } from '../../src/service/usage-counters.js';
 import { withReadCache } from '../../src/store/cached-reads.js';

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { digestKey } from '../../src/domain/api-keys.js';
-import { buildApp } from '../../src/http/app.js';
 import type { AuditRecord } from '../../src/service/views.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { DataTool } from '../../src/tools/tool.js';

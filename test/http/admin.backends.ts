@@ -4,9 +4,9 @@
  * compare. PostgreSQL is skipped (loudly, see test/postgres.ts) when it does not answer.
  */
 import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
-import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';

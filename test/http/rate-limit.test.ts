@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { ADMIN_TOKEN, accountWithKey, type Harness, scratchServices } from '../helpers.js';
 
 describe('rate limits on the tools API', () => {

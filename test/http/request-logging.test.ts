@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { AccountTool } from '../../src/tools/tool.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';

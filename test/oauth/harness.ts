@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import type { ConsoleIdentity, SignedIn } from '../../src/console/identity.js';
 import { type Clock, FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
-import { buildApp } from '../../src/http/app.js';
 import { connectedApps } from '../../src/oauth/connected-apps.js';
 import { OAuthServer } from '../../src/oauth/server.js';
 import { createServices, type Services } from '../../src/service/index.js';

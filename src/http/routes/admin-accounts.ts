@@ -3,7 +3,7 @@
  * registered inside adminRoutes, behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, created, doc, Id, PageQuery, pageOf, strict } from './admin-doc.js';
 
 export function adminAccountRoutes(app: AdminApp, s: ActAs): void {

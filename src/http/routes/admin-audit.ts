@@ -3,7 +3,7 @@
  * token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, doc, PageQuery, pageOf, strict } from './admin-doc.js';
 
 export function adminAuditRoutes(app: AdminApp, s: ActAs): void {

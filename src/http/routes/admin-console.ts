@@ -5,7 +5,7 @@
  */
 import Type from 'typebox';
 import type { ConsoleService } from '../../console/service.js';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type AdminApp, created, doc, strict } from './admin-doc.js';
 
 export function adminConsoleRoutes(app: AdminApp, links: ConsoleService): void {

@@ -14,7 +14,7 @@ import type {
 } from 'fastify';
 import Type from 'typebox';
 import type { Services } from '../../service/index.js';
-import { ErrorBodySchema } from '../schemas.js';
+import { ErrorBodySchema } from '../../tools/schemas.js';
 
 /** The admin routes' app: typed by their schemas. */
 export type AdminApp = FastifyInstance<

@@ -3,7 +3,7 @@
  * revoke; registered inside adminRoutes, behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, created, doc, Id, KeyIdParam, strict } from './admin-doc.js';
 
 export function adminKeyRoutes(app: AdminApp, s: ActAs): void {

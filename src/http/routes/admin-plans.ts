@@ -3,7 +3,7 @@
  * behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
 
 export function adminPlanRoutes(app: AdminApp, s: ActAs): void {

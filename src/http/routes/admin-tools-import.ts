@@ -4,8 +4,8 @@
  * database. Registered inside adminRoutes, behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
-import { ErrorBodySchema } from '../schemas.js';
+import { unwrap } from '../../domain/api-error.js';
+import { ErrorBodySchema } from '../../tools/schemas.js';
 import type { ActAs, AdminApp } from './admin-doc.js';
 
 export function adminToolImportRoutes(app: AdminApp, s: ActAs): void {

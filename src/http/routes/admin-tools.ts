@@ -3,7 +3,7 @@
  * elsewhere (`/admin/v1/keys/verify`); registered inside adminRoutes, behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, doc } from './admin-doc.js';
 
 const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });

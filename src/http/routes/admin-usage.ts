@@ -3,8 +3,8 @@
  * history; registered inside adminRoutes, behind its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
-import { ErrorBodySchema, UsageAnswerSchema } from '../schemas.js';
+import { unwrap } from '../../domain/api-error.js';
+import { ErrorBodySchema, UsageAnswerSchema } from '../../tools/schemas.js';
 import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
 
 export function adminUsageRoutes(app: AdminApp, s: ActAs): void {

@@ -3,7 +3,7 @@
  * its token check.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, created, doc, Id, strict, UserIdParam } from './admin-doc.js';
 
 export function adminUserRoutes(app: AdminApp, s: ActAs): void {

@@ -5,7 +5,7 @@
  * thresholds from 1 to 100, an account that exists) by the use case, each problem in its own words.
  */
 import Type from 'typebox';
-import { unwrap } from '../auth.js';
+import { unwrap } from '../../domain/api-error.js';
 import { type ActAs, type AdminApp, doc } from './admin-doc.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });

@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import type { Store } from '../../store/store.js';
 import type { ServedCatalogue } from '../../tools/catalogue.js';
+import { ErrorBodySchema } from '../../tools/schemas.js';
 import { OpenApiDocument } from '../openapi.js';
-import { ErrorBodySchema } from '../schemas.js';
 
 /** What `GET /` answers: someone who opens the server's address in a browser learns where to go. */
 const ROOT = {

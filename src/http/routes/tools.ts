@@ -5,14 +5,15 @@
  * counts and measures it, and whose answer or refusal this door only writes out.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { ApiError, errorStatus } from '../../domain/api-error.js';
 import type { Services } from '../../service/index.js';
 import type { Called, Caller, ToolCalls } from '../../tools/call.js';
 import { responseSchema } from '../../tools/pipeline.js';
+import { ErrorBodySchema } from '../../tools/schemas.js';
 import type { Tool } from '../../tools/tool.js';
-import { ApiError, errorStatus, sendError } from '../errors.js';
+import { sendError } from '../errors.js';
 import { keyAuthentication } from '../key-auth.js';
 import type { RateLimits } from '../rate-limit.js';
-import { ErrorBodySchema } from '../schemas.js';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
