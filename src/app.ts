@@ -22,6 +22,7 @@ import { toolRoutes } from './http/routes/tools.js';
 import { mcpRoutes } from './mcp/route.js';
 import { oauthRoutes } from './oauth/routes.js';
 import type { OAuthServer } from './oauth/server.js';
+import type { ConsoleService, ConsoleServiceOptions } from './service/console.js';
 import type { Services } from './service/index.js';
 import { ToolCalls } from './tools/call.js';
 import type { ServedCatalogue } from './tools/catalogue.js';
@@ -76,6 +77,16 @@ export interface Timeouts {
 export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 };
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = createFastify(deps);
+  installErrorHandling(app, deps.services.metrics);
+  app.addSchema(ErrorBodySchema);
+  await registerOpenApi(app);
+  await registerDoors(app, deps);
+  return app;
+}
+
+/** The Fastify instance every door is registered on: its server, logging, ids and JSON body parsing. */
+function createFastify(deps: AppDeps): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...deps.timeouts };
   // Fastify given a logger times every response and listens for its end, for the `request
   // completed` line, even when `info` is off, a measurable share of get_account's throughput
@@ -123,6 +134,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   });
 
+  installRequestHooks(app, quietLogger);
+  installJsonBodies(app);
+  return app;
+}
+
+/** Each request's id on its answer and its logger, and an absent body taken as {}. */
+function installRequestHooks(app: FastifyInstance, quietLogger: Logger | undefined): void {
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -139,7 +157,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       request.body = {};
     done();
   });
+}
 
+/** The one body parser. */
+function installJsonBodies(app: FastifyInstance): void {
   // JSON bodies: `application/json` with any charset parameter; an empty body is taken as {}.
   // Every other media type (text/plain included, which Fastify parses by default) answers 415.
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -158,10 +179,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     parseJson(request, text, done);
   });
+}
 
-  installErrorHandling(app, deps.services.deps.metrics);
-  app.addSchema(ErrorBodySchema);
-
+/** The OpenAPI document's frame (/openapi.json): the routes add themselves. */
+async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     // Shared schemas are components named by their $id (ErrorBody), not def-<n>.
     refResolver: {
@@ -191,9 +212,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
   });
+}
 
+/** The doors, on one tool call and one set of limits: the tools API, MCP, the console, OAuth, the admin API. */
+async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void> {
   // One set of limits for both doors: a key has one budget, whether it calls over HTTP or MCP.
-  const limits = deps.rateLimits ? new RateLimits(deps.rateLimits, deps.services.deps.metrics) : undefined;
+  const limits = deps.rateLimits ? new RateLimits(deps.rateLimits, deps.services.metrics) : undefined;
   const tools = deps.tools ?? TOOLS;
   app.decorateRequest('auth', null);
   app.decorateRequest('refusal', null);
@@ -210,9 +234,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
   });
   // The console in a scope of its own; its identity answers other surfaces (OAuth consent) who is signed in.
+  const consoleService = deps.console && deps.services.console(consoleOptions(deps.console));
   const consoleIdentity: CookieIdentity | undefined = deps.console
     ? await registerConsole(app, {
-        services: deps.services,
+        service: consoleService as ConsoleService,
+        uses: deps.services,
         settings: deps.console,
         tokenCosts: () => calls.registry.tokenCosts(),
         openapi: consoleOpenApi(app, deps.catalogue),
@@ -233,15 +259,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       services: deps.services,
       adminTokens,
       ...(limits ? { limits } : {}),
-      ...(consoleIdentity ? { consoleLinks: consoleIdentity.service } : {}),
+      ...(consoleService ? { consoleLinks: consoleService } : {}),
     });
   }
   await app.register(metaRoutes, {
-    store: deps.services.deps.store,
+    store: deps.services.health,
     console: consoleIdentity !== undefined,
     ...(deps.catalogue ? { catalogue: deps.catalogue } : {}),
   });
-  return app;
+}
+
+/** The console's use cases' options, from the operator's settings. */
+function consoleOptions(settings: ConsoleSettings): ConsoleServiceOptions {
+  return {
+    publicUrl: settings.publicUrl,
+    signup: settings.signup ?? 'closed',
+    signupPlan: settings.signupPlan ?? 'free',
+  };
 }
 
 /** `Bearer resource_metadata="<public url>/.well-known/oauth-protected-resource/mcp"`, for /mcp's 401. */

@@ -22,12 +22,11 @@ import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { connectedApps } from './oauth/connected-apps.js';
 import { OAuthServer } from './oauth/server.js';
-import { AccountService } from './service/accounts.js';
+import { actingAs } from './service/audit.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
-import type { Store } from './store/store.js';
 import { serveCatalogue } from './tools/catalogue.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookInterest } from './webhooks/interest.js';
@@ -44,12 +43,145 @@ export interface Running {
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
+  const parts = await openParts(config, logger);
+  const { store, catalogue } = parts;
+  // The console's links and OAuth's issuer name the public URL; without one, the address this
+  // server listens on (known once it does).
+  let listening = '';
+  const publicUrl = () => config.publicUrl ?? listening;
+  const { oauth, services } = composeUseCases(config, parts, logger, publicUrl);
+  const consoleSettings = config.console.enabled
+    ? await consoleSettingsOf(config, services, logger, publicUrl)
+    : undefined;
+  const app = await buildApp({
+    services,
+    catalogue,
+    ...(consoleSettings ? { console: consoleSettings } : {}),
+    ...(oauth ? { oauth, connectedApps: connectedApps(oauth) } : {}),
+    adminTokens: config.adminTokens,
+    logger,
+    rateLimits: {
+      perKeyPerSecond: config.rateLimit,
+      authFailuresPerMinute: config.authFailureLimit,
+      clock: systemClock,
+      ...(parts.sharedLimit ? { shared: parts.sharedLimit } : {}),
+    },
+    trustProxy: config.trustProxy,
+    allowedOrigins: config.allowedOrigins,
+  });
+  await app
+    .listen({ host: config.host, port: config.port })
+    .catch(listenFailure('the API', config.host, config.port));
+  const metricsServer =
+    parts.metrics &&
+    (await (
+      await import('./metrics/serve.js')
+    )
+      .serveMetrics(parts.metrics, config.host, config.metricsPort!)
+      .catch(listenFailure('/metrics (TOOLGATE_METRICS_PORT)', config.host, config.metricsPort!)));
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${hostPort(config.host, port)}`;
+  listening = reachableUrl(config.host, port);
+  oauth?.start();
+  if (!config.production) await createDemoAccount(services, listening);
+  announce(logger, config, {
+    url,
+    publicUrl: publicUrl(),
+    parts,
+    metricsUrl: metricsServer?.url,
+    oauth,
+    console: consoleSettings !== undefined,
+  });
+  const close = closer(
+    logger,
+    async () => {
+      oauth?.stop();
+      await app.close();
+      await metricsServer?.close();
+    },
+    parts,
+  );
+  return { app, log: logger, url, close };
+}
+
+/**
+ * The use cases, and OAuth when the console is on (its consent is the console's). OAuth is made
+ * first: the key service takes its bearer check (an access token answers as a key does).
+ */
+function composeUseCases(config: Config, parts: Parts, logger: Logger, publicUrl: () => string) {
+  const { store, catalogue } = parts;
+  const [keySecret = '', ...previousKeySecrets] = resolveKeySecrets(config);
+  const oauth = config.console.enabled
+    ? new OAuthServer({
+        store,
+        reads: parts.reads,
+        keyUsage: parts.keyUsage,
+        secret: keySecret,
+        publicUrl,
+        onError: (err, message) => logger.warn({ err }, message),
+      })
+    : undefined;
+  const services = createServices(
+    {
+      store,
+      reads: parts.reads,
+      clock: systemClock,
+      keyPrefix: config.keyPrefix,
+      keySecret: keySecret,
+      upstreamEnv: config.upstreamEnv,
+      previousKeySecrets,
+      keyUsage: parts.keyUsage,
+      usageCounters: parts.usageCounters,
+      catalogueChanged: () => catalogue.refresh(),
+      webhookInterest: parts.webhookInterest,
+      webhookAllowPrivate: config.webhookAllowPrivate,
+      webhooksChanged: () => parts.webhookInterest.refresh(),
+      webhookWake: () => parts.dispatcher.wake(),
+      ...(parts.metrics ? { metrics: parts.metrics } : {}),
+    },
+    oauth?.bearer,
+  );
+  return { oauth, services };
+}
+
+/** The one line that says what this server serves, and where. */
+function announce(
+  logger: Logger,
+  config: Config,
+  at: {
+    url: string;
+    publicUrl: string;
+    parts: Parts;
+    metricsUrl: string | undefined;
+    oauth: OAuthServer | undefined;
+    console: boolean;
+  },
+): void {
+  const { parts } = at;
+  logger.info(
+    {
+      url: at.url,
+      store: parts.store.backend,
+      admin_api: config.adminTokens.length > 0 ? config.adminTokens.map((t) => t.name) : 'off',
+      rate_limit: config.rateLimit,
+      catalogue_tools: parts.catalogue.list().length,
+      metrics: at.metricsUrl ?? 'off',
+      shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
+      console: at.console ? `${at.publicUrl}/console/` : 'off',
+      oauth: at.oauth ? `${at.oauth.publicUrl}/.well-known/oauth-authorization-server` : 'off',
+    },
+    'toolgate listening',
+  );
+}
+
+/** What a serving process runs beside its doors: the store and everything that works in the background. */
+async function openParts(config: Config, logger: Logger) {
   // prom-client and the Redis client (some 11 and 20 MiB of memory) are loaded only when configured.
   const metrics =
     config.metricsPort === undefined
       ? undefined
       : new (await import('./metrics/prometheus.js')).PrometheusMetrics();
-  const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const warn = (message: string, fields: Record<string, unknown>) => logger.warn(fields, message);
   const { store, reads, applied } = await openDatabase(config.database, warn);
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
@@ -95,105 +227,42 @@ export async function startServer(config: Config): Promise<Running> {
           log: logger,
         });
   sharedLimit?.start();
-  const services = createServices({
+  return {
+    metrics,
     store,
     reads,
-    clock: systemClock,
-    keyPrefix: config.keyPrefix,
-    keySecret: keySecret!,
-    upstreamEnv: config.upstreamEnv,
-    previousKeySecrets,
     keyUsage,
-    usageCounters,
-    catalogueChanged: () => catalogue.refresh(),
-    webhookInterest,
-    webhookAllowPrivate: config.webhookAllowPrivate,
-    webhooksChanged: () => webhookInterest.refresh(),
-    webhookWake: () => dispatcher.wake(),
-    ...(metrics ? { metrics } : {}),
-  });
-  // The console's links name the public URL; without one, the address this server listens on (known once it does).
-  let listening = '';
-  const consoleSettings = config.console.enabled
-    ? await consoleSettingsOf(config, services, logger, () => config.publicUrl ?? listening)
-    : undefined;
-  // OAuth for MCP connectors: its consent is the console's, so it is on when the console is.
-  const oauth = consoleSettings
-    ? new OAuthServer({
-        services,
-        secret: keySecret!,
-        publicUrl: () => config.publicUrl ?? listening,
-        onError: (err, message) => logger.warn({ err }, message),
-      })
-    : undefined;
-  const app = await buildApp({
-    services,
     catalogue,
-    ...(consoleSettings ? { console: consoleSettings } : {}),
-    ...(oauth ? { oauth, connectedApps: connectedApps(oauth) } : {}),
-    adminTokens: config.adminTokens,
-    logger,
-    rateLimits: {
-      perKeyPerSecond: config.rateLimit,
-      authFailuresPerMinute: config.authFailureLimit,
-      clock: systemClock,
-      ...(sharedLimit ? { shared: sharedLimit } : {}),
-    },
-    trustProxy: config.trustProxy,
-    allowedOrigins: config.allowedOrigins,
-  });
-  await app
-    .listen({ host: config.host, port: config.port })
-    .catch(listenFailure('the API', config.host, config.port));
-  const metricsServer =
-    metrics &&
-    (await (
-      await import('./metrics/serve.js')
-    )
-      .serveMetrics(metrics, config.host, config.metricsPort!)
-      .catch(listenFailure('/metrics (TOOLGATE_METRICS_PORT)', config.host, config.metricsPort!)));
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  listening = reachableUrl(config.host, port);
-  oauth?.start();
-  if (!config.production) await createDemoAccount(services, reachableUrl(config.host, port));
-  logger.info(
-    {
-      url,
-      store: store.backend,
-      admin_api: config.adminTokens.length > 0 ? config.adminTokens.map((t) => t.name) : 'off',
-      rate_limit: config.rateLimit,
-      catalogue_tools: catalogue.list().length,
-      metrics: metricsServer?.url ?? 'off',
-      shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
-      console: consoleSettings ? `${config.publicUrl ?? listening}/console/` : 'off',
-      oauth: oauth ? `${oauth.publicUrl}/.well-known/oauth-authorization-server` : 'off',
-    },
-    'toolgate listening',
-  );
+    usageCounters,
+    webhookInterest,
+    webhookSender,
+    dispatcher,
+    sharedLimit,
+  };
+}
 
+type Parts = Awaited<ReturnType<typeof openParts>>;
+
+/** The process's close: the doors first (`doors`), then the background work, the store last; once. */
+function closer(logger: Logger, doors: () => Promise<void>, parts: Parts): () => Promise<void> {
   let closing: Promise<void> | undefined;
-  const close = () => {
+  return () => {
     closing ??= (async () => {
-      oauth?.stop();
-      await app.close();
-      await metricsServer?.close();
-      await sharedLimit?.close().catch(() => {});
-      webhookInterest.stop();
+      await doors();
+      await parts.sharedLimit?.close().catch(() => {});
+      parts.webhookInterest.stop();
       // Attempts under way finish (each within the timeout); one cut short is retried after its lease.
-      await dispatcher.stop();
-      await webhookSender.close();
-      await catalogue.close();
-      await usageCounters
+      await parts.dispatcher.stop();
+      await parts.webhookSender.close();
+      await parts.catalogue.close();
+      await parts.usageCounters
         .stop()
         .catch((err) => logger.warn({ err }, 'could not write the last usage counts'));
-      await keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
-      await store.close();
+      await parts.keyUsage.stop().catch((err) => logger.warn({ err }, 'could not record key last-use times'));
+      await parts.store.close();
     })();
     return closing;
   };
-  return { app, log: logger, url, close };
 }
 
 /** The console's settings; a sign-up plan that does not exist stops the start (sign-ups would all fail). */
@@ -204,7 +273,7 @@ async function consoleSettingsOf(
   publicUrl: () => string,
 ): Promise<ConsoleSettings> {
   const c = config.console;
-  if (c.signup === 'open' && !(await services.deps.store.getPlan(c.signupPlan)))
+  if (c.signup === 'open' && !(await services.plans.get(c.signupPlan)).ok)
     throw new ConfigError(
       `TOOLGATE_CONSOLE_SIGNUP_PLAN names the plan "${c.signupPlan}", which does not exist (toolgate plans list shows them)`,
     );
@@ -269,27 +338,14 @@ export function reachableUrl(host: string, port: number): string {
  * only while the database has none, decided in the transaction that inserts it.
  */
 async function createDemoAccount(services: Services, url: string): Promise<void> {
-  const store = services.deps.store;
-  if ((await store.countAccounts()) > 0) return;
-  const system = services.as('system:first-run');
-  let created = false;
-  // The account use case as it is (validation, opening grant, audit), on the store seen through
-  // one change: its insert is the conditional one.
-  const firstOnly: Store = Object.create(store, {
-    createAccount: {
-      value: async (...args: Parameters<Store['createFirstAccount']>) => {
-        created = await store.createFirstAccount(...args);
-      },
-    },
-  });
-  const account = await new AccountService({ ...system.deps, store: firstOnly }).create({
-    name: 'Demo account',
-    plan: 'free',
-    tokens: 1000,
-  });
-  if (!created) return;
+  const system = actingAs('system:first-run');
+  const account = await services.accounts.createFirst(
+    { name: 'Demo account', plan: 'free', tokens: 1000 },
+    system,
+  );
+  if (account === undefined) return;
   if (!account.ok) throw new Error(account.error.message);
-  const key = await system.keys.create(account.value.id, 'demo');
+  const key = await services.keys.create(account.value.id, 'demo', system);
   if (!key.ok) throw new Error(key.error.message);
   process.stdout.write(
     [

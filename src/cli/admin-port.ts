@@ -7,6 +7,7 @@
 
 import type { Result } from '../domain/errors.js';
 import type { CreateAccountInput, UpdateAccountInput } from '../service/accounts.js';
+import type { AuditContext } from '../service/audit.js';
 import type { HistoryView } from '../service/billing.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { Services } from '../service/index.js';
@@ -101,58 +102,59 @@ export function refusedCatalogue<T>(result: Result<T>): T {
   throw new CliError(code, message, details ?? {}, EXIT_FAILED);
 }
 
-/** The use cases on the database, acting as the CLI's user. */
-export function localAdmin(s: Services): Admin {
+/** The use cases on the database, every change made as `by` (the CLI's user). */
+export function localAdmin(s: Services, by: AuditContext): Admin {
   return {
     accounts: {
-      create: async (input) => unwrap(await s.accounts.create(input)),
+      create: async (input) => unwrap(await s.accounts.create(input, by)),
       list: async (page) => unwrap(await s.accounts.list(page.limit, page.after)),
       get: async (id) => unwrap(await s.accounts.get(id)),
-      update: async (id, patch) => unwrap(await s.accounts.update(id, patch)),
+      update: async (id, patch) => unwrap(await s.accounts.update(id, patch, by)),
     },
     keys: {
-      create: async (accountId, name) => unwrap(await s.keys.create(accountId, name)),
+      create: async (accountId, name) => unwrap(await s.keys.create(accountId, name, by)),
       list: async (accountId) => unwrap(await s.keys.list(accountId)),
-      revoke: async (keyId) => unwrap(await s.keys.revoke(keyId)),
+      revoke: async (keyId) => unwrap(await s.keys.revoke(keyId, by)),
     },
     users: {
-      add: async (accountId, email, role) => unwrap(await s.users.add(accountId, email, role)),
+      add: async (accountId, email, role) => unwrap(await s.users.add(accountId, email, role, by)),
       list: async (accountId) => unwrap(await s.users.list(accountId)),
-      remove: async (userId) => unwrap(await s.users.remove(userId)),
+      remove: async (userId) => unwrap(await s.users.remove(userId, by)),
     },
     tokens: {
-      apply: async (accountId, input) => unwrap(await s.tokens.apply(accountId, input)),
+      apply: async (accountId, input) => unwrap(await s.tokens.apply(accountId, input, by)),
       ledger: async (accountId, page) => unwrap(await s.tokens.ledger(accountId, page.limit, page.after)),
     },
     usage: {
       // Audited like every CLI change: the admin API's metering traffic is not.
-      record: async (accountId, input) => unwrap(await s.usage.record(accountId, input, { audit: true })),
+      record: async (accountId, input) => unwrap(await s.usage.record(accountId, input, by)),
       history: async (accountId, input) => unwrap(await s.billing.history(accountId, input)),
     },
     audit: { list: async (input) => unwrap(await s.audit.list(input)) },
     plans: {
       list: () => s.plans.list(),
       set: async (id, assignments, unlimited, subscription) =>
-        unwrap(await s.plans.set(id, assignments, unlimited, subscription)),
+        unwrap(await s.plans.set(id, assignments, unlimited, subscription, by)),
     },
     tools: {
-      import: async (catalogue, dryRun) => refusedCatalogue(await s.catalogue.import(catalogue, { dryRun })),
+      import: async (catalogue, dryRun) =>
+        refusedCatalogue(await s.catalogue.import(catalogue, { dryRun }, by)),
       list: () => s.catalogue.list(),
       get: async (name) => unwrap(await s.catalogue.get(name)),
-      remove: async (name) => unwrap(await s.catalogue.remove(name)),
+      remove: async (name) => unwrap(await s.catalogue.remove(name, by)),
     },
     webhooks: {
-      add: async (input) => unwrap(await s.webhooks.add(input)),
+      add: async (input) => unwrap(await s.webhooks.add(input, by)),
       list: async (accountId) => unwrap(await s.webhooks.list(accountId)),
-      remove: async (id) => unwrap(await s.webhooks.remove(id)),
+      remove: async (id) => unwrap(await s.webhooks.remove(id, by)),
       deliveries: async (id, page) => unwrap(await s.webhooks.deliveries(id, page.limit, page.after)),
-      replay: async (id) => unwrap(await s.webhooks.replay(id)),
-      test: async (id) => unwrap(await s.webhooks.test(id)),
+      replay: async (id) => unwrap(await s.webhooks.replay(id, by)),
+      test: async (id) => unwrap(await s.webhooks.test(id, by)),
     },
     console: {
       link: async (email, accountId) => {
         const links = await consoleLinks(s);
-        return unwrap(await links.operatorLink(s.deps.actor ?? 'cli', email, accountId));
+        return unwrap(await links.operatorLink(by, email, accountId));
       },
     },
   };
@@ -160,13 +162,13 @@ export function localAdmin(s: Services): Admin {
 
 /** The console's links as the server would make them: its public URL and sign-up rule, from the configuration. */
 async function consoleLinks(s: Services) {
-  const [{ loadConfig }, { ConsoleService, defaultPublicUrl }] = await Promise.all([
+  const [{ loadConfig }, { defaultPublicUrl }] = await Promise.all([
     import('../config.js'),
-    import('../console/service.js'),
+    import('../service/console.js'),
   ]);
   const config = loadConfig();
   const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
-  return new ConsoleService(s, {
+  return s.console({
     publicUrl: () => publicUrl,
     signup: config.console.signup,
     signupPlan: config.console.signupPlan,

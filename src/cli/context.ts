@@ -10,6 +10,7 @@ import type { Config, DatabaseConfig } from '../config.js';
 import { nowSeconds, systemClock } from '../domain/clock.js';
 import { StoreUnavailableError } from '../domain/errors.js';
 import { DEFAULT_PLANS } from '../domain/plans.js';
+import { actingAs } from '../service/audit.js';
 import type { Services } from '../service/index.js';
 import type { Store } from '../store/store.js';
 import { type Admin, localAdmin } from './admin-port.js';
@@ -92,7 +93,7 @@ export function cliActor(): string {
   }
 }
 
-/** Runs `work` with the services on the configured store, migrated first, acting as the CLI's user. */
+/** Runs `work` with the services on the configured store, migrated first. */
 export async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
   const { config, resolveKeySecrets, openStore, createServices } = await open();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
@@ -107,7 +108,7 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
         previousKeySecrets,
         webhookAllowPrivate: config.webhookAllowPrivate,
         upstreamEnv: config.upstreamEnv,
-      }).as(cliActor()),
+      }),
     );
   } catch (err) {
     throw placed(err, config.database, false);
@@ -121,7 +122,8 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
  * TOOLGATE_ADMIN_TOKEN, else on the database as withServices does. Commands never know which.
  */
 export async function withAdmin<T>(opts: { url?: string }, work: (admin: Admin) => Promise<T>): Promise<T> {
-  if (opts.url === undefined) return withServices((s) => work(localAdmin(s)));
+  // Every change made on the database is audited as the CLI's user.
+  if (opts.url === undefined) return withServices((s) => work(localAdmin(s, actingAs(cliActor()))));
   const [{ parseAdminTokens }, { ToolgateAdminClient }, { remoteAdmin }] = await Promise.all([
     import('../config.js'),
     import('../client/admin-client.js'),

@@ -12,15 +12,31 @@ import type {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { errorStatus } from '../domain/api-error.js';
-import type { TokenCost } from '../service/billing.js';
+import type { Clock } from '../domain/clock.js';
+import type { BillingService, TokenCost } from '../service/billing.js';
+import type { ConsoleService } from '../service/console.js';
+import type { KeyService } from '../service/keys.js';
+import type { UserService } from '../service/users.js';
+import type { Reads } from '../store/cached-reads.js';
 import type { Membership, SignedIn } from './identity.js';
 import type { CookieIdentity } from './identity-impl.js';
 import type { Mailer } from './mailer.js';
 import type { ConnectedApps } from './pages/connected-apps.js';
-import type { ConsoleService } from './service.js';
+
+/** What the console's pages use of the services, and nothing more (the Services object answers it). */
+export interface ConsoleUses {
+  keys: Pick<KeyService, 'list' | 'create' | 'revoke'>;
+  users: Pick<UserService, 'list'>;
+  billing: Pick<BillingService, 'billing' | 'usage'>;
+  reads: Pick<Reads, 'getSnapshot'>;
+  clock: Clock;
+  /** The `get_account` answer as JSON, as the tools API gives it. */
+  accountViewJson(accountId: string): string | undefined | Promise<string | undefined>;
+}
 
 export interface ConsolePageDeps {
   service: ConsoleService;
+  uses: ConsoleUses;
   identity: CookieIdentity;
   mailer: Mailer;
   tokenCosts: () => Record<string, TokenCost>;

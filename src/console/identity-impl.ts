@@ -7,8 +7,8 @@
 import { fastifyCookie } from '@fastify/cookie';
 import { Tokens } from '@fastify/csrf';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type ConsoleService, safeReturnTo } from '../service/console.js';
 import type { ConsoleIdentity, SignedIn } from './identity.js';
-import { type ConsoleService, safeReturnTo } from './service.js';
 
 export interface CookieNames {
   session: string;

@@ -12,9 +12,9 @@ import { Eta } from 'eta';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { TokenCost } from '../service/billing.js';
-import type { Services } from '../service/index.js';
+import type { ConsoleService } from '../service/console.js';
 import { assetRoutes, consoleDir } from './assets.js';
-import { type ConsolePageDeps, installPageHandlers } from './context.js';
+import { type ConsolePageDeps, type ConsoleUses, installPageHandlers } from './context.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
 import { billingPage } from './pages/billing.js';
@@ -25,11 +25,9 @@ import { membersPage } from './pages/members.js';
 import { overviewPage } from './pages/overview.js';
 import { signInPages } from './pages/sign-in.js';
 import { usagePage } from './pages/usage.js';
-import { ConsoleService } from './service.js';
 
 export type { ConsoleIdentity, SignedIn } from './identity.js';
 export type { CookieIdentity } from './identity-impl.js';
-export { ConsoleService } from './service.js';
 
 /** What the operator configures (TOOLGATE_PUBLIC_URL, TOOLGATE_SMTP_*, TOOLGATE_CONSOLE_SIGNUP*). */
 export interface ConsoleSettings {
@@ -46,7 +44,10 @@ export interface ConsoleSettings {
 }
 
 export interface ConsoleDeps {
-  services: Services;
+  /** The console's use cases (sign-in links, sessions, memberships). */
+  service: ConsoleService;
+  /** What the pages use of the other use cases. */
+  uses: ConsoleUses;
   settings: ConsoleSettings;
   /** What each tool costs (the registry's), for the Billing page. */
   tokenCosts: () => Record<string, TokenCost>;
@@ -86,17 +87,14 @@ async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined)
 
 /** Registers /console (and its assets) and answers who is signed in, for other surfaces. */
 export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<CookieIdentity> {
-  const service = new ConsoleService(deps.services, {
-    publicUrl: deps.settings.publicUrl,
-    signup: deps.settings.signup ?? 'closed',
-    signupPlan: deps.settings.signupPlan ?? 'free',
-  });
+  const { service } = deps;
   const names = cookieNames(deps.settings.publicUrl().startsWith('https://'));
   const identity = new CookieIdentity(service, names);
   const mailer = await makeMailer(deps.settings, deps.logger);
   app.addHook('onClose', async () => mailer.close?.());
   const pageDeps: ConsolePageDeps = {
     service,
+    uses: deps.uses,
     identity,
     mailer,
     tokenCosts: deps.tokenCosts,

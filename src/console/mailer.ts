@@ -4,12 +4,9 @@
  */
 import type { Logger } from 'pino';
 
-export interface SignInMail {
-  to: string;
-  url: string;
-  /** An invitation names the account it is to. */
-  accountName?: string;
-}
+import type { SignInMail } from '../service/console.js';
+
+export type { SignInMail };
 
 export interface Mailer {
   send(mail: SignInMail): Promise<void>;

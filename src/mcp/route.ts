@@ -85,7 +85,7 @@ export async function mcpRoutes(
     '/mcp',
     {
       schema: { hide: true },
-      onRequest: services.deps.metrics ? [stamp, checkOrigin, authenticate] : [checkOrigin, authenticate],
+      onRequest: services.metrics ? [stamp, checkOrigin, authenticate] : [checkOrigin, authenticate],
     },
     async (request, reply) => {
       // MCP messages are JSON: a POST without a media type (and so without a body) is refused as any

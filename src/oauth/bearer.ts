@@ -34,7 +34,7 @@ export class BearerTokens {
 
   constructor(
     private readonly deps: {
-      reads: Reads;
+      reads: Pick<Reads, 'findActiveKey'>;
       clock: Clock;
       lookup: TokenLookup;
       digestOf: (grantId: string) => string;

@@ -7,10 +7,16 @@
  */
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import { digestKey } from '../domain/api-keys.js';
-import { nowSeconds } from '../domain/clock.js';
+import { type Clock, nowSeconds } from '../domain/clock.js';
 import { newId } from '../domain/ids.js';
-import { draftAudit } from '../service/audit.js';
-import type { Services } from '../service/index.js';
+import { actingAs, draftAudit } from '../service/audit.js';
+import type { Store } from '../store/store.js';
+
+/** What a grant's key row is kept with: the store's keys, and the clock. */
+export interface GrantKeyDeps {
+  store: Pick<Store, 'createApiKey' | 'getApiKey' | 'listApiKeys' | 'revokeApiKey'>;
+  clock: Clock;
+}
 
 /** The hint a grant's key row shows instead of a key's last characters: how lists mark a grant. */
 export const GRANT_HINT = 'oauth grant';
@@ -23,12 +29,12 @@ export const grantActor = (email: string, clientId: string) => `user:${email} vi
 
 export class GrantKeys {
   constructor(
-    private readonly services: Services,
+    private readonly deps: GrantKeyDeps,
     private readonly secret: string,
   ) {}
 
   newGrantId(): string {
-    return newId('key', this.services.deps.clock.now());
+    return newId('key', this.deps.clock.now());
   }
 
   /** The key row of a grant just consented to, audited as a key created by the person through the client. */
@@ -39,7 +45,7 @@ export class GrantKeys {
     clientName: string;
     actor: string;
   }) {
-    const deps = { ...this.services.deps, actor: grant.actor };
+    const { deps } = this;
     const record: ApiKeyRecord = {
       id: grant.id,
       accountId: grant.accountId,
@@ -49,7 +55,7 @@ export class GrantKeys {
       revokedAt: null,
       lastUsedAt: null,
     };
-    const audit = draftAudit(deps, 'key.create', grant.accountId, grant.id, {
+    const audit = draftAudit(deps, actingAs(grant.actor), 'key.create', grant.accountId, grant.id, {
       name: record.name,
       oauth_client: grant.clientId,
     });
@@ -58,21 +64,21 @@ export class GrantKeys {
 
   /** Revokes the grant's key row (idempotently); whether there was such a grant of this account. */
   async revoke(grantId: string, actor: string, accountId?: string): Promise<boolean> {
-    const deps = { ...this.services.deps, actor };
+    const { deps } = this;
     const key = await deps.store.getApiKey(grantId);
     if (!key || key.hint !== GRANT_HINT || (accountId !== undefined && key.accountId !== accountId))
       return false;
     await deps.store.revokeApiKey(
       grantId,
       nowSeconds(deps.clock),
-      draftAudit(deps, 'key.revoke', key.accountId, grantId, {}),
+      draftAudit(deps, actingAs(actor), 'key.revoke', key.accountId, grantId, {}),
     );
     return true;
   }
 
   /** The account's grants, newest first (the console's Connected apps). */
   async list(accountId: string): Promise<ApiKeyRecord[]> {
-    const keys = await this.services.deps.store.listApiKeys(accountId);
+    const keys = await this.deps.store.listApiKeys(accountId);
     return keys.filter((k) => k.hint === GRANT_HINT).sort((a, b) => (a.id < b.id ? 1 : -1));
   }
 }

@@ -6,14 +6,21 @@
 import type Provider from 'oidc-provider';
 import type { ConsoleIdentity } from '../console/identity.js';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
-import type { Services } from '../service/index.js';
+import type { KeyUsageRecorder } from '../service/key-usage.js';
+import type { Reads } from '../store/cached-reads.js';
+import type { Store } from '../store/store.js';
 import { BearerTokens } from './bearer.js';
 import { GrantKeys, grantDigest } from './grants.js';
 import type { ProviderOptions } from './provider.js';
 import { mcpResource, redirectAllowed } from './settings.js';
 
 export interface OAuthOptions {
-  services: Services;
+  /** The grants' key rows and the provider's own rows (store.oauth). */
+  store: Pick<Store, 'createApiKey' | 'getApiKey' | 'listApiKeys' | 'revokeApiKey' | 'oauth'>;
+  /** Where a grant's key row is found on the hot path (the read cache, or the store). */
+  reads: Pick<Reads, 'findActiveKey'>;
+  /** Where a grant's use is noted (last_used_at), as a key's is; none in tools that do not serve. */
+  keyUsage?: Pick<KeyUsageRecorder, 'touch'>;
   /** The key secret every server shares (cookie and signing keys derive from it). */
   secret: string;
   /** TOOLGATE_PUBLIC_URL, or the address the server listens on: asked on first use. */
@@ -42,16 +49,16 @@ export class OAuthServer {
   private pruning: NodeJS.Timeout | undefined;
 
   constructor(readonly opts: OAuthOptions) {
-    const { services } = opts;
-    this.grants = new GrantKeys(services, opts.secret);
+    const clock = opts.clock ?? systemClock;
+    this.grants = new GrantKeys({ store: opts.store, clock }, opts.secret);
+    const { keyUsage } = opts;
     this.bearer = new BearerTokens({
-      reads: services.deps.reads,
-      clock: opts.clock ?? systemClock,
+      reads: opts.reads,
+      clock,
       digestOf: (grantId) => grantDigest(opts.secret, grantId),
       lookup: (token) => this.lookup(token),
-      ...(services.deps.keyUsage ? { touch: (keyId, at) => services.deps.keyUsage?.touch(keyId, at) } : {}),
+      ...(keyUsage ? { touch: (keyId: string, at: number) => keyUsage.touch(keyId, at) } : {}),
     });
-    services.keys.acceptBearers(this.bearer);
   }
 
   get publicUrl(): string {
@@ -83,7 +90,7 @@ export class OAuthServer {
     const { createProvider } = await import('./provider.js');
     const provider = createProvider({
       publicUrl: this.publicUrl,
-      store: this.opts.services.deps.store.oauth,
+      store: this.opts.store.oauth,
       secret: this.opts.secret,
       accessTokenTtl: Math.min(this.opts.accessTokenTtl ?? 3600, 3600),
       refreshTokenTtl: this.opts.refreshTokenTtl ?? 30 * 24 * 3600,
@@ -106,7 +113,7 @@ export class OAuthServer {
     const done = await this.grants.revoke(grantId, actor, accountId);
     if (!done) return false;
     this.bearer.forgetGrant(grantId);
-    const oauth = this.opts.services.deps.store.oauth;
+    const oauth = this.opts.store.oauth;
     for (const model of ['AccessToken', 'RefreshToken', 'AuthorizationCode'])
       await oauth.revokeByGrantId(model, grantId);
     await oauth.destroy('Grant', grantId);
@@ -116,7 +123,7 @@ export class OAuthServer {
   /** Deletes expired rows and unused registrations; how many. */
   prune(): Promise<number> {
     const now = nowSeconds(this.opts.clock ?? systemClock);
-    return this.opts.services.deps.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? 24 * 3600));
+    return this.opts.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? 24 * 3600));
   }
 
   start(): void {

@@ -5,7 +5,7 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { fingerprint, MAX_TOKENS } from '../domain/ledger.js';
 import type { AccountPatch } from '../store/store.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { type AdminAccountRecord, adminAccountRecord } from './views.js';
 
@@ -30,7 +30,32 @@ export const DEFAULT_PLAN = 'free';
 export class AccountService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async create(input: CreateAccountInput): Promise<Result<AdminAccountRecord>> {
+  async create(input: CreateAccountInput, by?: AuditContext): Promise<Result<AdminAccountRecord>> {
+    const drafted = await this.draft(input, by);
+    if (!drafted.ok) return drafted;
+    const { account, grant, audit } = drafted.value;
+    await this.deps.store.createAccount(account, grant, audit);
+    return this.get(account.id);
+  }
+
+  /**
+   * create, only while the database has no account, decided in the transaction that inserts it: of
+   * servers starting together on an empty database, one makes its first-run account. Undefined
+   * when another account was there first.
+   */
+  async createFirst(
+    input: CreateAccountInput,
+    by?: AuditContext,
+  ): Promise<Result<AdminAccountRecord> | undefined> {
+    const drafted = await this.draft(input, by);
+    if (!drafted.ok) return drafted;
+    const { account, grant, audit } = drafted.value;
+    if (!(await this.deps.store.createFirstAccount(account, grant, audit))) return undefined;
+    return this.get(account.id);
+  }
+
+  /** The account an input makes, with its opening grant and audit entry; or why it is refused. */
+  private async draft(input: CreateAccountInput, by: AuditContext | undefined) {
     const name = validateAccountName(input.name);
     if (!name.ok) return name;
     const planId = input.plan ?? DEFAULT_PLAN;
@@ -70,14 +95,13 @@ export class AccountService {
             createdAt: t,
           }
         : undefined;
-    const audit = draftAudit(this.deps, 'account.create', account.id, null, {
+    const audit = draftAudit(this.deps, by, 'account.create', account.id, null, {
       name: account.name,
       plan: planId,
       unlimited: account.unlimitedOverride,
       tokens,
     });
-    await this.deps.store.createAccount(account, grant, audit);
-    return this.get(account.id);
+    return ok({ account, grant, audit });
   }
 
   async get(id: string): Promise<Result<AdminAccountRecord>> {
@@ -101,7 +125,11 @@ export class AccountService {
     return ok(records);
   }
 
-  async update(id: string, input: UpdateAccountInput): Promise<Result<AdminAccountRecord>> {
+  async update(
+    id: string,
+    input: UpdateAccountInput,
+    by?: AuditContext,
+  ): Promise<Result<AdminAccountRecord>> {
     const current = await this.deps.store.getAccount(id);
     if (!current) return fail('not_found', `No account "${id}".`);
     const patch: AccountPatch = {};
@@ -137,7 +165,7 @@ export class AccountService {
       patch.lowBalance = low as number | null;
     }
     if (Object.keys(patch).length === 0) return fail('invalid_arguments', 'Nothing to update.');
-    const audit = draftAudit(this.deps, 'account.update', id, null, askedFields(patch));
+    const audit = draftAudit(this.deps, by, 'account.update', id, null, askedFields(patch));
     await this.deps.store.updateAccount(id, patch, now(this.deps), audit);
     return this.get(id);
   }

@@ -11,21 +11,34 @@ import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { type AuditRecord, auditRecord } from './views.js';
 
 /**
+ * Who acts, passed to each use case that changes something: `admin:<token name>`, `cli:<user>`,
+ * `user:<email>`, `system:<what>`. Every change it makes is audited under that name, in the
+ * transaction that makes it.
+ */
+export interface AuditContext {
+  readonly actor: string;
+}
+
+/** The context of `actor`, for callers that act as one name throughout (a token, the CLI's user). */
+export const actingAs = (actor: string): AuditContext => Object.freeze({ actor });
+
+/**
  * The entry for an action, for the store to write with it; none when no one is named as acting
  * (internal callers and tests that use the services bare). The admin API and the CLI always name one.
  */
 export function draftAudit(
-  deps: ServiceDeps,
+  deps: Pick<ServiceDeps, 'clock'>,
+  by: AuditContext | undefined,
   action: AuditAction,
   accountId: string | null,
   targetId: string | null,
   details: AuditDetails,
 ): AuditEntry | undefined {
-  if (deps.actor === undefined) return undefined;
+  if (by === undefined) return undefined;
   return {
     id: newId('aud', deps.clock.now()),
     at: now(deps),
-    actor: deps.actor,
+    actor: by.actor,
     action,
     accountId,
     targetId,

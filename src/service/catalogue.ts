@@ -8,7 +8,7 @@ import { type Problem, parseCatalogue, parseTool, type ToolDefinition } from '..
 import { isoSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import type { StoredTool, ToolPutOutcome } from '../store/store.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
 /** A tool as the admin API and the CLI show it: its definition, and when it was created and last changed. */
@@ -38,7 +38,11 @@ function refused(problems: Problem[], what: string): Result<never> {
 export class CatalogueService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async import(input: unknown, opts: { dryRun?: boolean } = {}): Promise<Result<ImportAnswer>> {
+  async import(
+    input: unknown,
+    opts: { dryRun?: boolean } = {},
+    by?: AuditContext,
+  ): Promise<Result<ImportAnswer>> {
     const parsed = parseCatalogue(input, this.deps.upstreamEnv);
     if (!parsed.ok) return refused(parsed.problems, 'The catalogue');
     const { tools } = parsed;
@@ -55,7 +59,7 @@ export class CatalogueService {
         tools: tools.map((t) => ({ ...t, outcome: outcome(t) })),
       });
     }
-    const { revision, outcomes } = await this.save(tools);
+    const { revision, outcomes } = await this.save(tools, by);
     return ok({
       dry_run: false,
       revision,
@@ -64,10 +68,14 @@ export class CatalogueService {
   }
 
   /** The admin API's PUT: one tool, created or replaced whole. */
-  async put(name: string, input: unknown): Promise<Result<ToolRecord & { outcome: ToolPutOutcome }>> {
+  async put(
+    name: string,
+    input: unknown,
+    by?: AuditContext,
+  ): Promise<Result<ToolRecord & { outcome: ToolPutOutcome }>> {
     const parsed = parseTool(name, input, this.deps.upstreamEnv);
     if (!parsed.ok) return refused(parsed.problems, `The tool "${name.slice(0, 64)}"`);
-    const { outcomes } = await this.save([parsed.tool]);
+    const { outcomes } = await this.save([parsed.tool], by);
     const stored = await this.deps.store.catalogue.get(name);
     if (!stored) return fail('not_found', `No tool "${name}".`);
     return ok({ ...toolRecord(stored), outcome: outcomes[0]! });
@@ -82,16 +90,16 @@ export class CatalogueService {
     return stored ? ok(toolRecord(stored)) : fail('not_found', `No tool "${name.slice(0, 64)}".`);
   }
 
-  async remove(name: string): Promise<Result<ToolRecord>> {
-    const audit = draftAudit(this.deps, 'tool.remove', null, name, { name });
+  async remove(name: string, by?: AuditContext): Promise<Result<ToolRecord>> {
+    const audit = draftAudit(this.deps, by, 'tool.remove', null, name, { name });
     const removed = await this.deps.store.catalogue.remove(name, audit);
     if (!removed) return fail('not_found', `No tool "${name.slice(0, 64)}".`);
     await this.deps.catalogueChanged?.();
     return ok(toolRecord(removed));
   }
 
-  private async save(tools: readonly ToolDefinition[]) {
-    const audits = tools.map((t) => draftAudit(this.deps, 'tool.put', null, t.name, auditDetails(t)));
+  private async save(tools: readonly ToolDefinition[], by: AuditContext | undefined) {
+    const audits = tools.map((t) => draftAudit(this.deps, by, 'tool.put', null, t.name, auditDetails(t)));
     const put = await this.deps.store.catalogue.put(tools, now(this.deps), audits);
     if (put.outcomes.some((o) => o !== 'unchanged')) await this.deps.catalogueChanged?.();
     return put;

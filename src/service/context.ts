@@ -1,4 +1,4 @@
-/** @module What every use case is given: the store, the clock, the key settings, and who is acting. */
+/** @module What every use case is given, once: the store, the clock, the key settings (who acts is given per call). */
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Reads } from '../store/cached-reads.js';
@@ -19,11 +19,6 @@ export interface ServiceDeps {
   previousKeySecrets?: readonly string[];
   /** Where successful authentications are noted (last_used_at); none in one-shot tools like the CLI. */
   keyUsage?: KeyUsageRecorder;
-  /**
-   * Who is acting (`admin:<token name>`, `cli:<user>`, `system:<what>`); set with `services.as(actor)`.
-   * When set, every change the use cases make is written to the audit trail under it.
-   */
-  actor?: string;
   /** Where tool calls are counted for the usage history; none in one-shot tools like the CLI. */
   usageCounters?: UsageCounters;
   /** Called after this process changed the tool catalogue, so that it serves the change at once. */
@@ -42,7 +37,7 @@ export interface ServiceDeps {
   metrics?: Metrics;
 }
 
-export const now = (deps: ServiceDeps) => nowSeconds(deps.clock);
+export const now = (deps: Pick<ServiceDeps, 'clock'>) => nowSeconds(deps.clock);
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;

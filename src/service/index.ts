@@ -1,15 +1,20 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
-import type { AccountSnapshot } from '../store/store.js';
+import type { Clock } from '../domain/clock.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Reads } from '../store/cached-reads.js';
+import type { AccountSnapshot, Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
 import { BillingService } from './billing.js';
 import { CatalogueService } from './catalogue.js';
+import { ConsoleService, type ConsoleServiceOptions } from './console.js';
 import { now, type ServiceDeps } from './context.js';
-import { KeyService } from './keys.js';
+import { type BearerCheck, KeyService } from './keys.js';
 import { PlanService } from './plans.js';
 import { TokenService } from './tokens.js';
 import { UsageService } from './usage.js';
+import type { UsageCounters } from './usage-counters.js';
 import { UserService } from './users.js';
 import { getAccountParts } from './views.js';
 import { WebhookService } from './webhooks.js';
@@ -22,6 +27,9 @@ interface Rendered {
   second: number;
   json: string;
 }
+/** The store as the health probes see it. */
+export type StoreHealth = Pick<Store, 'backend' | 'ping' | 'ready'>;
+
 const rendered = new WeakMap<AccountSnapshot, Rendered>();
 
 export class Services {
@@ -35,14 +43,24 @@ export class Services {
   readonly catalogue: CatalogueService;
   readonly billing: BillingService;
   readonly webhooks: WebhookService;
+  /** Where the doors read accounts and keys on the hot path: the read cache, or the store itself. */
+  readonly reads: Reads;
+  readonly clock: Clock;
+  /** Where the doors count for /metrics (none: nothing is counted). */
+  readonly metrics: Metrics | undefined;
+  /** Where tool calls are counted for the usage history (none in one-shot tools like the CLI). */
+  readonly usageCounters: UsageCounters | undefined;
+  /** Whether the store answers and takes writes (/healthz, /readyz). */
+  readonly health: StoreHealth;
 
   constructor(
-    readonly deps: ServiceDeps,
-    digests?: KeyService['digests'],
+    private readonly deps: ServiceDeps,
+    /** Bearers that are not keys (OAuth access tokens), for the key service to accept too. */
+    otherBearers?: BearerCheck,
   ) {
     this.plans = new PlanService(deps);
     this.accounts = new AccountService(deps);
-    this.keys = new KeyService(deps, digests);
+    this.keys = new KeyService(deps, otherBearers);
     this.users = new UserService(deps);
     this.tokens = new TokenService(deps);
     this.usage = new UsageService(deps);
@@ -50,14 +68,19 @@ export class Services {
     this.catalogue = new CatalogueService(deps);
     this.billing = new BillingService(deps);
     this.webhooks = new WebhookService(deps);
+    this.reads = deps.reads;
+    this.clock = deps.clock;
+    this.metrics = deps.metrics;
+    this.usageCounters = deps.usageCounters;
+    this.health = deps.store;
   }
 
-  /**
-   * The same use cases acting as `actor`: every change they make is audited under that name, in
-   * the transaction that makes it. Cheap (a handful of small objects), so made per request.
-   */
-  as(actor: string): Services {
-    return new Services({ ...this.deps, actor }, this.keys.digests);
+  /** The console's use cases (sign-in links, sessions, memberships), with the console's settings. */
+  console(options: ConsoleServiceOptions): ConsoleService {
+    return new ConsoleService(
+      { deps: this.deps, accounts: this.accounts, users: this.users, billing: this.billing },
+      options,
+    );
   }
 
   /**
@@ -87,6 +110,7 @@ export class Services {
 /** `reads` defaults to the store itself: no read cache (one-shot commands, tests not about it). */
 export function createServices(
   deps: Omit<ServiceDeps, 'reads'> & Partial<Pick<ServiceDeps, 'reads'>>,
+  otherBearers?: BearerCheck,
 ): Services {
-  return new Services({ ...deps, reads: deps.reads ?? deps.store });
+  return new Services({ ...deps, reads: deps.reads ?? deps.store }, otherBearers);
 }

@@ -10,7 +10,7 @@ import {
 } from '../domain/api-keys.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 import { keyRecord } from './views.js';
 
@@ -30,9 +30,6 @@ export interface BearerCheck {
   authenticate(presented: string): Result<AuthenticatedKey> | Promise<Result<AuthenticatedKey>>;
 }
 
-/** The bearer check of each deployment's services, shared by their Services.as(actor) copies as the digests are. */
-const bearerChecks = new WeakMap<object, BearerCheck>();
-
 /** What KeyService notes of a key it remembers: its last answer, and when its use was noted. */
 interface KeyNotes {
   /** The key found for it last, and the same answered as a Result (made again only when another is found). */
@@ -43,13 +40,21 @@ interface KeyNotes {
 }
 
 export class KeyService {
+  private readonly digests: KeyDigests<KeyNotes>;
+
   constructor(
     private readonly deps: ServiceDeps,
-    /** Shared by every Services.as(actor) copy, so what one learnt the others know. */
-    readonly digests = new KeyDigests<KeyNotes>(deps.keySecret),
-  ) {}
+    /** Bearers that are not keys (OAuth access tokens), asked only of what is not shaped as a key. */
+    private readonly otherBearers?: BearerCheck,
+  ) {
+    this.digests = new KeyDigests<KeyNotes>(deps.keySecret);
+  }
 
-  async create(accountId: string, name?: unknown): Promise<Result<KeyRecord & { key: string }>> {
+  async create(
+    accountId: string,
+    name?: unknown,
+    by?: AuditContext,
+  ): Promise<Result<KeyRecord & { key: string }>> {
     if (name != null && (typeof name !== 'string' || name.length > 100)) {
       return fail('invalid_arguments', 'name must be a string of at most 100 characters.');
     }
@@ -68,7 +73,7 @@ export class KeyService {
       lastUsedAt: null,
     };
     // The audit entry names the key by its id: never the key, its digest or its hint.
-    const audit = draftAudit(this.deps, 'key.create', accountId, record.id, { name: record.name });
+    const audit = draftAudit(this.deps, by, 'key.create', accountId, record.id, { name: record.name });
     await this.deps.store.createApiKey(record, digestKey(this.deps.keySecret, key), audit);
     return ok({ ...keyRecord(record), key });
   }
@@ -79,11 +84,11 @@ export class KeyService {
     return ok((await this.deps.store.listApiKeys(accountId)).map(keyRecord));
   }
 
-  async revoke(keyId: string): Promise<Result<KeyRecord>> {
+  async revoke(keyId: string, by?: AuditContext): Promise<Result<KeyRecord>> {
     // Read first for the account the audit entry names; a key never changes account.
     const existing = await this.deps.store.getApiKey(keyId);
     if (!existing) return fail('not_found', `No key "${keyId}".`);
-    const audit = draftAudit(this.deps, 'key.revoke', existing.accountId, keyId, {});
+    const audit = draftAudit(this.deps, by, 'key.revoke', existing.accountId, keyId, {});
     const key = await this.deps.store.revokeApiKey(keyId, now(this.deps), audit);
     return key ? ok(keyRecord(key)) : fail('not_found', `No key "${keyId}".`);
   }
@@ -115,8 +120,7 @@ export class KeyService {
     const known = presented === undefined ? undefined : this.digests.recall(presented);
     // Asked only of a bearer that is not shaped as a key: a known key takes no step more.
     if (known === undefined && presented && !isWellFormedKey(presented, this.deps.keyPrefix)) {
-      const other = bearerChecks.get(this.digests);
-      if (other !== undefined) return other.authenticate(presented);
+      if (this.otherBearers !== undefined) return this.otherBearers.authenticate(presented);
     }
     const digest = known !== undefined ? known.digest : this.digestOf(presented);
     if (typeof digest !== 'string') return digest;
@@ -125,11 +129,6 @@ export class KeyService {
     if (found instanceof Promise) return found.then((f) => this.answer(key, digest, f));
     if (found !== undefined && known?.notes !== undefined) return this.noted(known.notes, found);
     return this.answer(key, digest, found);
-  }
-
-  /** Lets bearers that are not keys (OAuth access tokens) authenticate too. */
-  acceptBearers(check: BearerCheck): void {
-    bearerChecks.set(this.digests, check);
   }
 
   private answer(

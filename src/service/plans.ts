@@ -11,7 +11,7 @@ import {
   validateLimits,
   validatePlanId,
 } from '../domain/plans.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
 /** How a plan's subscription is written by operators; null is none. */
@@ -52,6 +52,7 @@ export class PlanService {
     assignments: string[],
     unlimited?: boolean,
     subscription?: Subscription,
+    by?: AuditContext,
   ): Promise<Result<PlanView>> {
     const valid = validatePlanId(id);
     if (!valid.ok) return valid;
@@ -60,18 +61,22 @@ export class PlanService {
     const existing = await this.deps.store.getPlan(id);
     const limits = applyLimitAssignments(existing?.limits, assignments);
     if (!limits.ok) return limits;
-    return this.save({
-      id,
-      unlimited: unlimited ?? existing?.unlimited ?? false,
-      limits: limits.value,
-      subscription: subscription === undefined ? (existing?.subscription ?? null) : checked.value,
-    });
+    return this.save(
+      {
+        id,
+        unlimited: unlimited ?? existing?.unlimited ?? false,
+        limits: limits.value,
+        subscription: subscription === undefined ? (existing?.subscription ?? null) : checked.value,
+      },
+      by,
+    );
   }
 
   /** API form: the whole plan (a subscription left out is none, as a replaced plan is whole). */
   async put(
     id: string,
     body: { unlimited?: unknown; limits?: unknown; subscription?: unknown },
+    by?: AuditContext,
   ): Promise<Result<PlanView>> {
     const valid = validatePlanId(id);
     if (!valid.ok) return valid;
@@ -82,16 +87,19 @@ export class PlanService {
     if (!subscription.ok) return subscription;
     const limits = validateLimits(body.limits);
     if (!limits.ok) return limits;
-    return this.save({
-      id,
-      unlimited: body.unlimited ?? false,
-      limits: limits.value as PlanLimits,
-      subscription: subscription.value,
-    });
+    return this.save(
+      {
+        id,
+        unlimited: body.unlimited ?? false,
+        limits: limits.value as PlanLimits,
+        subscription: subscription.value,
+      },
+      by,
+    );
   }
 
-  private async save(plan: PlanView): Promise<Result<PlanView>> {
-    const audit = draftAudit(this.deps, 'plan.put', null, plan.id, {
+  private async save(plan: PlanView, by: AuditContext | undefined): Promise<Result<PlanView>> {
+    const audit = draftAudit(this.deps, by, 'plan.put', null, plan.id, {
       unlimited: plan.unlimited,
       // PlanLimits is plain JSON (numbers in nested objects); its interface type just lacks an index signature.
       limits: plan.limits as unknown as JsonValue,

@@ -3,7 +3,7 @@ import { isUnlimited } from '../domain/accounts.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { fingerprint, MAX_BALANCE, validateLedgerRequest } from '../domain/ledger.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 import { ledgerRecord } from './views.js';
 
@@ -27,7 +27,7 @@ export interface TokenInput {
 export class TokenService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async apply(accountId: string, input: TokenInput): Promise<Result<TokenAnswer>> {
+  async apply(accountId: string, input: TokenInput, by?: AuditContext): Promise<Result<TokenAnswer>> {
     const req = validateLedgerRequest(input.kind, input.amount, input.reason, input.idempotency_key);
     if (!req.ok) return req;
     const snapshot = await this.deps.store.getSnapshot(accountId);
@@ -38,7 +38,7 @@ export class TokenService {
       return ok({ entry: null, token_balance: -1, replayed: false });
     const { kind, amount, reason, idempotencyKey } = req.value;
     const entryId = newId('led', this.deps.clock.now());
-    const audit = draftAudit(this.deps, `tokens.${kind}`, accountId, entryId, {
+    const audit = draftAudit(this.deps, by, `tokens.${kind}`, accountId, entryId, {
       amount,
       reason,
       idempotency_key: idempotencyKey,

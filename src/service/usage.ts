@@ -24,7 +24,7 @@ import { newId } from '../domain/ids.js';
 import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
 import type { Category } from '../domain/plans.js';
 import type { AccountSnapshot, UsageCommit, UsageOutcome } from '../store/store.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 
 export interface UsageAnswer {
@@ -99,7 +99,7 @@ export class UsageService {
   record(
     accountId: string,
     input: UsageInput,
-    opts: { audit?: boolean } = {},
+    by?: AuditContext,
   ): Promise<Result<{ response: UsageAnswer; replayed: boolean }>> {
     const given = amountsOf(input);
     if (!given.ok) return Promise.resolve(given);
@@ -112,7 +112,7 @@ export class UsageService {
       if (!snapshot) return Promise.resolve(fail('not_found', `No account "${accountId}".`));
       const known = checkKnown(snapshot.plan.limits, category, amounts.value);
       if (!known.ok) return Promise.resolve(known);
-      return this.recordFor(snapshot, category, amounts.value, idem.value, opts.audit === true);
+      return this.recordFor(snapshot, category, amounts.value, idem.value, by);
     };
     // An account in memory is metered without waiting for a read.
     const snapshot = this.deps.reads.getSnapshot(accountId);
@@ -124,7 +124,7 @@ export class UsageService {
     category: Category,
     amounts: Amounts,
     idempotencyKey: string | null,
-    audit: boolean,
+    by: AuditContext | undefined,
   ): Promise<Result<{ response: UsageAnswer; replayed: boolean }>> {
     const accountId = snapshot.account.id;
     const req: MeterRequest<UsageAnswer> = {
@@ -140,8 +140,8 @@ export class UsageService {
       }),
     };
     if (idempotencyKey !== null) req.idempotency = { key: idempotencyKey, payload: { category, ...amounts } };
-    if (audit) {
-      req.audit = draftAudit(this.deps, 'usage.record', accountId, null, {
+    if (by) {
+      req.audit = draftAudit(this.deps, by, 'usage.record', accountId, null, {
         category,
         ...amounts,
         idempotency_key: idempotencyKey,

@@ -2,7 +2,7 @@
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import { validateUser } from '../domain/users.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
 import { userRecord } from './views.js';
 
@@ -11,7 +11,12 @@ export type UserRecord = ReturnType<typeof userRecord>;
 export class UserService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async add(accountId: string, email: unknown, role?: unknown): Promise<Result<UserRecord>> {
+  async add(
+    accountId: string,
+    email: unknown,
+    role?: unknown,
+    by?: AuditContext,
+  ): Promise<Result<UserRecord>> {
     const valid = validateUser(email, role);
     if (!valid.ok) return valid;
     if (!(await this.deps.store.getAccount(accountId)))
@@ -22,7 +27,7 @@ export class UserService {
       ...valid.value,
       createdAt: now(this.deps),
     };
-    const audit = draftAudit(this.deps, 'user.add', accountId, user.id, {
+    const audit = draftAudit(this.deps, by, 'user.add', accountId, user.id, {
       email: user.email,
       role: user.role,
     });
@@ -38,11 +43,13 @@ export class UserService {
     return ok((await this.deps.store.listUsers(accountId)).map(userRecord));
   }
 
-  async remove(userId: string): Promise<Result<UserRecord>> {
+  async remove(userId: string, by?: AuditContext): Promise<Result<UserRecord>> {
     // Read first for the account the audit entry names; a user never changes account.
     const existing = await this.deps.store.getUser(userId);
     if (!existing) return fail('not_found', `No user "${userId}".`);
-    const audit = draftAudit(this.deps, 'user.remove', existing.accountId, userId, { email: existing.email });
+    const audit = draftAudit(this.deps, by, 'user.remove', existing.accountId, userId, {
+      email: existing.email,
+    });
     const user = await this.deps.store.removeUser(userId, audit);
     return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);
   }

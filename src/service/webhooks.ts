@@ -20,7 +20,7 @@ import type { DeliveryResult } from '../store/store.js';
 import { BlockedAddressError, checkDestination } from '../webhooks/address-guard.js';
 import { WebhookSender } from '../webhooks/sender.js';
 import { newSigningSecret } from '../webhooks/signing.js';
-import { draftAudit } from './audit.js';
+import { type AuditContext, draftAudit } from './audit.js';
 import { DEFAULT_PAGE, MAX_PAGE, now, type ServiceDeps } from './context.js';
 
 export interface EndpointRecord {
@@ -82,7 +82,10 @@ const TEST_TIMEOUT_MS = 10_000;
 export class WebhookService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async add(input: AddEndpointInput): Promise<Result<EndpointRecord & { secret: string }>> {
+  async add(
+    input: AddEndpointInput,
+    by?: AuditContext,
+  ): Promise<Result<EndpointRecord & { secret: string }>> {
     const valid = validateEndpoint(input);
     if (!valid.ok) return valid;
     let accountId: string | null = null;
@@ -112,7 +115,7 @@ export class WebhookService {
       createdAt: now(this.deps),
     };
     const secret = newSigningSecret();
-    const audit = draftAudit(this.deps, 'webhook.add', accountId, endpoint.id, {
+    const audit = draftAudit(this.deps, by, 'webhook.add', accountId, endpoint.id, {
       url: endpoint.url,
       events: endpoint.events,
       thresholds: endpoint.thresholds,
@@ -132,10 +135,10 @@ export class WebhookService {
     return e ? ok(endpointRecord(e)) : fail('not_found', `No webhook endpoint "${id}".`);
   }
 
-  async remove(id: string): Promise<Result<EndpointRecord>> {
+  async remove(id: string, by?: AuditContext): Promise<Result<EndpointRecord>> {
     const current = await this.deps.store.webhooks.getEndpoint(id);
     if (!current) return fail('not_found', `No webhook endpoint "${id}".`);
-    const audit = draftAudit(this.deps, 'webhook.remove', current.accountId, id, { url: current.url });
+    const audit = draftAudit(this.deps, by, 'webhook.remove', current.accountId, id, { url: current.url });
     const removed = await this.deps.store.webhooks.removeEndpoint(id, audit);
     if (!removed) return fail('not_found', `No webhook endpoint "${id}".`);
     await this.deps.webhooksChanged?.();
@@ -155,11 +158,11 @@ export class WebhookService {
     return ok((await this.deps.store.webhooks.listDeliveries(endpointId, page)).map(deliveryRecord));
   }
 
-  async replay(deliveryId: string): Promise<Result<DeliveryRecord>> {
+  async replay(deliveryId: string, by?: AuditContext): Promise<Result<DeliveryRecord>> {
     const current = await this.deps.store.webhooks.getDelivery(deliveryId);
     if (!current) return fail('not_found', `No webhook delivery "${deliveryId}".`);
     const endpoint = await this.deps.store.webhooks.getEndpoint(current.endpointId);
-    const audit = draftAudit(this.deps, 'webhook.replay', endpoint?.accountId ?? null, deliveryId, {
+    const audit = draftAudit(this.deps, by, 'webhook.replay', endpoint?.accountId ?? null, deliveryId, {
       event_id: current.eventId,
     });
     const replayed = await this.deps.store.webhooks.replay(deliveryId, now(this.deps), audit);
@@ -173,7 +176,7 @@ export class WebhookService {
    * as a delivery like any other (so a failed one is retried, and replayable), leased to this call so
    * no dispatcher sends it at the same time. Answers the delivery after this first attempt.
    */
-  async test(endpointId: string): Promise<Result<DeliveryRecord>> {
+  async test(endpointId: string, by?: AuditContext): Promise<Result<DeliveryRecord>> {
     const endpoint = await this.deps.store.webhooks.getEndpoint(endpointId);
     if (!endpoint) return fail('not_found', `No webhook endpoint "${endpointId}".`);
     const at = now(this.deps);
@@ -185,7 +188,7 @@ export class WebhookService {
       data: { endpoint_id: endpoint.id, account_id: endpoint.accountId },
     };
     const lease = { token: randomUUID(), until: at + Math.ceil((2 * TEST_TIMEOUT_MS) / 1000) + 1 };
-    const audit = draftAudit(this.deps, 'webhook.test', endpoint.accountId, endpoint.id, {
+    const audit = draftAudit(this.deps, by, 'webhook.test', endpoint.accountId, endpoint.id, {
       event_id: event.id,
     });
     const deliveryId = newId('whd', this.deps.clock.now());

@@ -43,6 +43,12 @@ export type Called =
     }
   | { ok: false; status: number; error: ApiError };
 
+/** What the one tool call uses of the services, and nothing more (the Services object answers it). */
+export type ToolServices = Pick<
+  Services,
+  'reads' | 'usage' | 'billing' | 'accountViewJson' | 'usageCounters' | 'metrics'
+>;
+
 export class ToolCalls {
   private readonly deps: ToolDeps;
   private readonly counters: UsageCounters | undefined;
@@ -50,12 +56,12 @@ export class ToolCalls {
 
   constructor(
     readonly registry: ToolRegistry,
-    services: Services,
+    services: ToolServices,
   ) {
-    this.counters = services.deps.usageCounters;
-    this.metrics = services.deps.metrics;
+    this.counters = services.usageCounters;
+    this.metrics = services.metrics;
     this.deps = {
-      reads: services.deps.reads,
+      reads: services.reads,
       usage: services.usage,
       billing: services.billing,
       accountViewJson: (accountId) => services.accountViewJson(accountId),

@@ -19,10 +19,9 @@ export async function billingPage(app: FastifyInstance, deps: ConsolePageDeps): 
     { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
     async (request, reply) => {
       const { accountId } = accountOf(request).membership;
-      const services = deps.service.services;
-      const snapshot = await services.deps.reads.getSnapshot(accountId);
+      const snapshot = await deps.uses.reads.getSnapshot(accountId);
       if (!snapshot) throw notFound();
-      const billing = services.billing.billing(snapshot, deps.tokenCosts());
+      const billing = deps.uses.billing.billing(snapshot, deps.tokenCosts());
       const costs = Object.entries(billing.token_cost_details)
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([tool, c]) => ({ tool, perCall: c.per_call, perRecord: c.per_record }));

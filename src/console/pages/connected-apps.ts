@@ -4,6 +4,7 @@
  * surface provides; without it the page says there are none.
  */
 import type { FastifyInstance } from 'fastify';
+import { userActor } from '../../service/console.js';
 import {
   ACCOUNT_PARAMS,
   type AccountParams,
@@ -15,7 +16,6 @@ import {
   postGuards,
   renderAccountPage,
 } from '../context.js';
-import { userActor } from '../service.js';
 
 /** One grant as the page lists it. */
 export interface ConnectedApp {
@@ -66,7 +66,7 @@ export async function connectedAppsPage(app: FastifyInstance, deps: ConsolePageD
       const revoked = await deps.connectedApps.revoke(
         membership.accountId,
         request.params.grantId,
-        userActor(who.email),
+        userActor(who.email).actor,
       );
       if (!revoked) throw notFound();
       return reply.redirect(`/console/a/${membership.accountId}/connected-apps`, 303);

@@ -4,6 +4,7 @@
  * (no script needed). A member sees the list only; an owner's forms answer a member 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { userActor } from '../../service/console.js';
 import type { KeyRecord } from '../../service/keys.js';
 import {
   ACCOUNT_PARAMS,
@@ -17,13 +18,12 @@ import {
   postGuards,
   renderAccountPage,
 } from '../context.js';
-import { userActor } from '../service.js';
 
 type KeyParams = AccountParams & { keyId: string };
 const KEY_PARAMS = accountThingParams('keyId');
 
 async function keysOf(deps: ConsolePageDeps, accountId: string): Promise<KeyRecord[]> {
-  const listed = await deps.service.services.keys.list(accountId);
+  const listed = await deps.uses.keys.list(accountId);
   if (!listed.ok) throw notFound();
   // Active keys first, newest first within each.
   return listed.value.sort((a, b) =>
@@ -72,9 +72,11 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const raw = typeof request.body?.name === 'string' ? request.body.name.trim() : '';
-      const created = await deps.service.services
-        .as(userActor(who.email))
-        .keys.create(membership.accountId, raw === '' ? null : raw);
+      const created = await deps.uses.keys.create(
+        membership.accountId,
+        raw === '' ? null : raw,
+        userActor(who.email),
+      );
       if (!created.ok) {
         if (created.error.code === 'not_found') throw notFound();
         return keysPageView(deps, request, reply, { error: created.error.message, name: raw }, 400);
@@ -100,7 +102,7 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const key = await keyOf(deps, membership.accountId, request.params.keyId);
-      const revoked = await deps.service.services.as(userActor(who.email)).keys.revoke(key.id);
+      const revoked = await deps.uses.keys.revoke(key.id, userActor(who.email));
       if (!revoked.ok) throw notFound();
       return reply.redirect(`/console/a/${membership.accountId}/keys`, 303);
     },

@@ -22,7 +22,7 @@ type UserParams = AccountParams & { userId: string };
 const USER_PARAMS = accountThingParams('userId');
 
 async function usersOf(deps: ConsolePageDeps, accountId: string): Promise<UserRecord[]> {
-  const listed = await deps.service.services.users.list(accountId);
+  const listed = await deps.uses.users.list(accountId);
   if (!listed.ok) throw notFound();
   return listed.value;
 }

@@ -59,7 +59,7 @@ export async function overviewPage(app: FastifyInstance, deps: ConsolePageDeps):
     { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
     async (request, reply) => {
       const { accountId } = accountOf(request).membership;
-      const json = await deps.service.services.accountViewJson(accountId);
+      const json = await deps.uses.accountViewJson(accountId);
       if (json === undefined) throw notFound();
       const { results } = JSON.parse(json) as GetAccountResponse;
       return renderAccountPage(request, reply, 'Overview', 'overview', {

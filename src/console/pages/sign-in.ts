@@ -7,9 +7,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SlidingWindowLimiter } from '../../domain/rate-limit.js';
 import { validateUser } from '../../domain/users.js';
+import { safeReturnTo } from '../../service/console.js';
 import { type ConsolePageDeps, renderPlainPage } from '../context.js';
 import { appendSetCookie } from '../identity-impl.js';
-import { safeReturnTo } from '../service.js';
 
 /** Links asked for one email, and from one client address, per LIMIT_WINDOW_SECONDS. */
 export const LINKS_PER_EMAIL = 5;
@@ -22,7 +22,7 @@ interface SignInBody {
 }
 
 export async function signInPages(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  const clock = deps.service.services.deps.clock;
+  const clock = deps.uses.clock;
   const perEmail = new SlidingWindowLimiter(LINKS_PER_EMAIL, LIMIT_WINDOW_SECONDS, clock);
   const perAddress = new SlidingWindowLimiter(LINKS_PER_ADDRESS, LIMIT_WINDOW_SECONDS, clock);
   const log = deps.logger;

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UsageView } from '../../service/billing.js';
+import type { BreakdownRow } from '../../service/console.js';
 import {
   ACCOUNT_PARAMS,
   type AccountParams,
@@ -15,7 +16,6 @@ import {
   notFound,
   renderAccountPage,
 } from '../context.js';
-import type { BreakdownRow } from '../service.js';
 
 const CHART = { width: 720, height: 180, top: 10, bottom: 24, left: 40 };
 
@@ -57,17 +57,16 @@ interface UsageModel {
 
 /** get_usage's month: the 30 days ending today, made by the same service call. */
 async function monthOf(deps: ConsolePageDeps, accountId: string): Promise<UsageView> {
-  const services = deps.service.services;
-  const snapshot = await services.deps.reads.getSnapshot(accountId);
+  const snapshot = await deps.uses.reads.getSnapshot(accountId);
   if (!snapshot) throw notFound();
-  return services.billing.usage(snapshot, 'month');
+  return deps.uses.billing.usage(snapshot, 'month');
 }
 
 async function usageOf(deps: ConsolePageDeps, accountId: string): Promise<UsageModel> {
   const usage = await monthOf(deps, accountId);
   const [breakdown, keyList] = await Promise.all([
     deps.service.usageBreakdown(accountId, usage.start_date, usage.end_date),
-    deps.service.services.keys.list(accountId),
+    deps.uses.keys.list(accountId),
   ]);
   const names = new Map((keyList.ok ? keyList.value : []).map((k) => [k.id, k]));
   return {

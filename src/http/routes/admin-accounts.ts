@@ -4,9 +4,10 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, created, doc, Id, PageQuery, pageOf, strict } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, created, doc, Id, PageQuery, pageOf, strict } from './admin-doc.js';
 
-export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
+export function adminAccountRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/accounts',
     {
@@ -22,7 +23,7 @@ export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
         ),
       }),
     },
-    async (request, reply) => created(reply, unwrap(await s(request).accounts.create(request.body))),
+    async (request, reply) => created(reply, unwrap(await s.accounts.create(request.body, by(request)))),
   );
 
   app.get(
@@ -30,14 +31,14 @@ export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
     { schema: doc('listAccounts', 'List accounts', { querystring: PageQuery }) },
     async (request) => {
       const [limit, after] = pageOf(request.query);
-      return { data: unwrap(await s(request).accounts.list(limit, after)) };
+      return { data: unwrap(await s.accounts.list(limit, after)) };
     },
   );
 
   app.get(
     '/accounts/:id',
     { schema: doc('showAccount', 'Show an account', { params: Id }) },
-    async (request) => unwrap(await s(request).accounts.get(request.params.id)),
+    async (request) => unwrap(await s.accounts.get(request.params.id)),
   );
 
   app.patch(
@@ -59,6 +60,6 @@ export function adminAccountRoutes(app: AdminApp, s: ActAs): void {
         ),
       }),
     },
-    async (request) => unwrap(await s(request).accounts.update(request.params.id, request.body)),
+    async (request) => unwrap(await s.accounts.update(request.params.id, request.body, by(request))),
   );
 }

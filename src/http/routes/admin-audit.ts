@@ -4,9 +4,10 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, doc, PageQuery, pageOf, strict } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, doc, PageQuery, pageOf, strict } from './admin-doc.js';
 
-export function adminAuditRoutes(app: AdminApp, s: ActAs): void {
+export function adminAuditRoutes(app: AdminApp, s: Services): void {
   app.get(
     '/audit',
     {
@@ -26,7 +27,7 @@ export function adminAuditRoutes(app: AdminApp, s: ActAs): void {
       const [limit, after] = pageOf(q);
       return {
         data: unwrap(
-          await s(request).audit.list({
+          await s.audit.list({
             ...(q.account_id !== undefined ? { accountId: q.account_id } : {}),
             ...(limit !== undefined ? { limit } : {}),
             ...(after !== undefined ? { after } : {}),

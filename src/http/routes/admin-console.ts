@@ -4,9 +4,9 @@
  * the console is on.
  */
 import Type from 'typebox';
-import type { ConsoleService } from '../../console/service.js';
 import { unwrap } from '../../domain/api-error.js';
-import { type AdminApp, created, doc, strict } from './admin-doc.js';
+import type { ConsoleService } from '../../service/console.js';
+import { type AdminApp, by, created, doc, strict } from './admin-doc.js';
 
 export function adminConsoleRoutes(app: AdminApp, links: ConsoleService): void {
   app.post(
@@ -24,9 +24,7 @@ export function adminConsoleRoutes(app: AdminApp, links: ConsoleService): void {
     },
     async (request, reply) => {
       const { email, account_id } = request.body;
-      // The admin hook set the actor before any handler runs.
-      const actor = request.actor ?? 'admin';
-      return created(reply, unwrap(await links.operatorLink(actor, email, account_id)));
+      return created(reply, unwrap(await links.operatorLink(by(request), email, account_id)));
     },
   );
 }

@@ -13,7 +13,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import Type from 'typebox';
-import type { Services } from '../../service/index.js';
+import type { AuditContext } from '../../service/audit.js';
 import { ErrorBodySchema } from '../../tools/schemas.js';
 
 /** The admin routes' app: typed by their schemas. */
@@ -40,8 +40,14 @@ export const doc = <S extends object>(operationId: string, summary: string, extr
   ...extra,
 });
 
-/** The use cases acting as the caller: every handler goes through this, so none can act unaudited. */
-export type ActAs = (request: Pick<FastifyRequest, 'actor'>) => Services;
+/**
+ * Who acts on this admin request, for the use cases that change something: the token check sets it
+ * before any handler runs, so none can act unaudited.
+ */
+export function by(request: Pick<FastifyRequest, 'acting'>): AuditContext {
+  if (!request.acting) throw new Error('An admin request reached a handler without an actor.');
+  return request.acting;
+}
 
 export const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export const KeyIdParam = Type.Object({ key_id: Type.String({ maxLength: 100 }) });

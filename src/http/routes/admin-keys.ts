@@ -4,9 +4,10 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, created, doc, Id, KeyIdParam, strict } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, created, doc, Id, KeyIdParam, strict } from './admin-doc.js';
 
-export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
+export function adminKeyRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/accounts/:id/keys',
     {
@@ -17,7 +18,7 @@ export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
     },
     async (request, reply) => {
       const body = request.body ?? {};
-      return created(reply, unwrap(await s(request).keys.create(request.params.id, body.name)));
+      return created(reply, unwrap(await s.keys.create(request.params.id, body.name, by(request))));
     },
   );
 
@@ -25,13 +26,13 @@ export function adminKeyRoutes(app: AdminApp, s: ActAs): void {
     '/accounts/:id/keys',
     { schema: doc('listKeys', "List an account's keys", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s(request).keys.list(request.params.id)),
+      data: unwrap(await s.keys.list(request.params.id)),
     }),
   );
 
   app.delete(
     '/keys/:key_id',
     { schema: doc('revokeKey', 'Revoke a key', { params: KeyIdParam }) },
-    async (request) => unwrap(await s(request).keys.revoke(request.params.key_id)),
+    async (request) => unwrap(await s.keys.revoke(request.params.key_id, by(request))),
   );
 }

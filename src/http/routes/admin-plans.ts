@@ -4,11 +4,12 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, doc, Id, strict } from './admin-doc.js';
 
-export function adminPlanRoutes(app: AdminApp, s: ActAs): void {
+export function adminPlanRoutes(app: AdminApp, s: Services): void {
   app.get('/plans', { schema: doc('listPlans', 'The plan catalogue') }, async (request) => ({
-    data: await s(request).plans.list(),
+    data: await s.plans.list(),
   }));
 
   app.put(
@@ -27,6 +28,6 @@ export function adminPlanRoutes(app: AdminApp, s: ActAs): void {
         ),
       }),
     },
-    async (request) => unwrap(await s(request).plans.put(request.params.id, request.body)),
+    async (request) => unwrap(await s.plans.put(request.params.id, request.body, by(request))),
   );
 }

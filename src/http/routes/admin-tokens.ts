@@ -4,9 +4,10 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, doc, Id, PageQuery, pageOf, strict } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, doc, Id, PageQuery, pageOf, strict } from './admin-doc.js';
 
-export function adminTokenRoutes(app: AdminApp, s: ActAs): void {
+export function adminTokenRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/accounts/:id/tokens',
     {
@@ -24,7 +25,7 @@ export function adminTokenRoutes(app: AdminApp, s: ActAs): void {
       }),
     },
     async (request, reply) => {
-      const answer = unwrap(await s(request).tokens.apply(request.params.id, request.body));
+      const answer = unwrap(await s.tokens.apply(request.params.id, request.body, by(request)));
       if (answer.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(answer.replayed || answer.entry === null ? 200 : 201).send(answer);
     },
@@ -36,7 +37,7 @@ export function adminTokenRoutes(app: AdminApp, s: ActAs): void {
     async (request) => {
       const [limit, after] = pageOf(request.query);
       return {
-        data: unwrap(await s(request).tokens.ledger(request.params.id, limit, after)),
+        data: unwrap(await s.tokens.ledger(request.params.id, limit, after)),
       };
     },
   );

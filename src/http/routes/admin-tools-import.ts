@@ -5,10 +5,11 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
+import type { Services } from '../../service/index.js';
 import { ErrorBodySchema } from '../../tools/schemas.js';
-import type { ActAs, AdminApp } from './admin-doc.js';
+import { type AdminApp, by } from './admin-doc.js';
 
-export function adminToolImportRoutes(app: AdminApp, s: ActAs): void {
+export function adminToolImportRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/tools/import',
     {
@@ -28,6 +29,8 @@ export function adminToolImportRoutes(app: AdminApp, s: ActAs): void {
       },
     },
     async (request) =>
-      unwrap(await s(request).catalogue.import(request.body, { dryRun: request.query.dry_run === 'true' })),
+      unwrap(
+        await s.catalogue.import(request.body, { dryRun: request.query.dry_run === 'true' }, by(request)),
+      ),
   );
 }

@@ -4,19 +4,20 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, doc } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, doc } from './admin-doc.js';
 
 const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });
 
-export function adminToolRoutes(app: AdminApp, s: ActAs): void {
+export function adminToolRoutes(app: AdminApp, s: Services): void {
   app.get('/tools', { schema: doc('listTools', 'The tool catalogue, by name') }, async (request) => ({
-    data: await s(request).catalogue.list(),
+    data: await s.catalogue.list(),
   }));
 
   app.get(
     '/tools/:name',
     { schema: doc('showTool', 'Show a catalogue tool', { params: Name }) },
-    async (request) => unwrap(await s(request).catalogue.get(request.params.name)),
+    async (request) => unwrap(await s.catalogue.get(request.params.name)),
   );
 
   app.put(
@@ -29,7 +30,7 @@ export function adminToolRoutes(app: AdminApp, s: ActAs): void {
       }),
     },
     async (request, reply) => {
-      const answer = unwrap(await s(request).catalogue.put(request.params.name, request.body));
+      const answer = unwrap(await s.catalogue.put(request.params.name, request.body, by(request)));
       return reply.code(answer.outcome === 'created' ? 201 : 200).send(answer);
     },
   );
@@ -37,7 +38,7 @@ export function adminToolRoutes(app: AdminApp, s: ActAs): void {
   app.delete(
     '/tools/:name',
     { schema: doc('removeTool', 'Remove a catalogue tool', { params: Name }) },
-    async (request) => unwrap(await s(request).catalogue.remove(request.params.name)),
+    async (request) => unwrap(await s.catalogue.remove(request.params.name, by(request))),
   );
 
   app.post(
@@ -47,6 +48,6 @@ export function adminToolRoutes(app: AdminApp, s: ActAs): void {
         body: Type.Object({ key: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
       }),
     },
-    async (request) => s(request).keys.verify(request.body.key),
+    async (request) => s.keys.verify(request.body.key),
   );
 }

@@ -4,10 +4,11 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
+import type { Services } from '../../service/index.js';
 import { ErrorBodySchema, UsageAnswerSchema } from '../../tools/schemas.js';
-import { type ActAs, type AdminApp, doc, Id, strict } from './admin-doc.js';
+import { type AdminApp, doc, Id, strict } from './admin-doc.js';
 
-export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
+export function adminUsageRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/accounts/:id/usage',
     {
@@ -36,13 +37,11 @@ export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
       }),
     },
     (request, reply) =>
-      s(request)
-        .usage.record(request.params.id, request.body)
-        .then((result) => {
-          const { response, replayed } = unwrap(result);
-          if (replayed) reply.header('idempotent-replayed', 'true');
-          return response;
-        }),
+      s.usage.record(request.params.id, request.body).then((result) => {
+        const { response, replayed } = unwrap(result);
+        if (replayed) reply.header('idempotent-replayed', 'true');
+        return response;
+      }),
   );
 
   app.get(
@@ -70,6 +69,6 @@ export function adminUsageRoutes(app: AdminApp, s: ActAs): void {
         },
       ),
     },
-    async (request) => unwrap(await s(request).billing.history(request.params.id, request.query)),
+    async (request) => unwrap(await s.billing.history(request.params.id, request.query)),
   );
 }

@@ -4,9 +4,10 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, created, doc, Id, strict, UserIdParam } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, created, doc, Id, strict, UserIdParam } from './admin-doc.js';
 
-export function adminUserRoutes(app: AdminApp, s: ActAs): void {
+export function adminUserRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/accounts/:id/users',
     {
@@ -23,7 +24,7 @@ export function adminUserRoutes(app: AdminApp, s: ActAs): void {
     },
     async (request, reply) => {
       const { body } = request;
-      return created(reply, unwrap(await s(request).users.add(request.params.id, body.email, body.role)));
+      return created(reply, unwrap(await s.users.add(request.params.id, body.email, body.role, by(request))));
     },
   );
 
@@ -31,13 +32,13 @@ export function adminUserRoutes(app: AdminApp, s: ActAs): void {
     '/accounts/:id/users',
     { schema: doc('listUsers', "List an account's users", { params: Id }) },
     async (request) => ({
-      data: unwrap(await s(request).users.list(request.params.id)),
+      data: unwrap(await s.users.list(request.params.id)),
     }),
   );
 
   app.delete(
     '/users/:user_id',
     { schema: doc('removeUser', 'Remove a user', { params: UserIdParam }) },
-    async (request) => unwrap(await s(request).users.remove(request.params.user_id)),
+    async (request) => unwrap(await s.users.remove(request.params.user_id, by(request))),
   );
 }

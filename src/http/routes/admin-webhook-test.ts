@@ -5,10 +5,11 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
+import type { Services } from '../../service/index.js';
 import { ErrorBodySchema } from '../../tools/schemas.js';
-import type { ActAs, AdminApp } from './admin-doc.js';
+import { type AdminApp, by } from './admin-doc.js';
 
-export function adminWebhookTestRoutes(app: AdminApp, s: ActAs): void {
+export function adminWebhookTestRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/webhooks/:id/test',
     {
@@ -22,6 +23,6 @@ export function adminWebhookTestRoutes(app: AdminApp, s: ActAs): void {
         params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
       },
     },
-    async (request) => unwrap(await s(request).webhooks.test(request.params.id)),
+    async (request) => unwrap(await s.webhooks.test(request.params.id, by(request))),
   );
 }

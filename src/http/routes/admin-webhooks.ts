@@ -6,12 +6,13 @@
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
-import { type ActAs, type AdminApp, doc } from './admin-doc.js';
+import type { Services } from '../../service/index.js';
+import { type AdminApp, by, doc } from './admin-doc.js';
 
 const Id = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const strict = { additionalProperties: false } as const;
 
-export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
+export function adminWebhookRoutes(app: AdminApp, s: Services): void {
   app.post(
     '/webhooks',
     {
@@ -27,7 +28,7 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
         ),
       }),
     },
-    async (request, reply) => reply.code(201).send(unwrap(await s(request).webhooks.add(request.body))),
+    async (request, reply) => reply.code(201).send(unwrap(await s.webhooks.add(request.body, by(request)))),
   );
 
   app.get(
@@ -37,19 +38,19 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
         querystring: Type.Object({ account_id: Type.Optional(Type.String({ maxLength: 100 })) }, strict),
       }),
     },
-    async (request) => ({ data: unwrap(await s(request).webhooks.list(request.query.account_id)) }),
+    async (request) => ({ data: unwrap(await s.webhooks.list(request.query.account_id)) }),
   );
 
   app.get(
     '/webhooks/:id',
     { schema: doc('showWebhook', 'Show a webhook endpoint', { params: Id }) },
-    async (request) => unwrap(await s(request).webhooks.get(request.params.id)),
+    async (request) => unwrap(await s.webhooks.get(request.params.id)),
   );
 
   app.delete(
     '/webhooks/:id',
     { schema: doc('removeWebhook', 'Remove a webhook endpoint and its deliveries', { params: Id }) },
-    async (request) => unwrap(await s(request).webhooks.remove(request.params.id)),
+    async (request) => unwrap(await s.webhooks.remove(request.params.id, by(request))),
   );
 
   app.get(
@@ -70,7 +71,7 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
       const { limit, after } = request.query;
       return {
         data: unwrap(
-          await s(request).webhooks.deliveries(
+          await s.webhooks.deliveries(
             request.params.id,
             limit === undefined ? undefined : Number(limit),
             after,
@@ -87,6 +88,6 @@ export function adminWebhookRoutes(app: AdminApp, s: ActAs): void {
         params: Id,
       }),
     },
-    async (request) => unwrap(await s(request).webhooks.replay(request.params.id)),
+    async (request) => unwrap(await s.webhooks.replay(request.params.id, by(request))),
   );
 }

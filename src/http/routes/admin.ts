@@ -6,8 +6,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminToken } from '../../config.js';
-import type { ConsoleService } from '../../console/service.js';
 import { ApiError } from '../../domain/api-error.js';
+import { type AuditContext, actingAs } from '../../service/audit.js';
+import type { ConsoleService } from '../../service/console.js';
 import type { Services } from '../../service/index.js';
 import { bearer, sameDigest, secretDigest } from '../auth.js';
 import type { RateLimits } from '../rate-limit.js';
@@ -28,7 +29,7 @@ import { adminWebhookRoutes } from './admin-webhooks.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who is acting on the admin API: `admin:<token name>`. */
-    actor: string | null;
+    acting: AuditContext | null;
   }
 }
 
@@ -45,23 +46,18 @@ export async function adminRoutes(
   // Typed by the schemas: each handler's body, params and query are what its schema validated.
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { services, adminTokens } = opts;
-  app.decorateRequest('actor', null);
+  app.decorateRequest('acting', null);
 
-  // Each token's actor made once: the same string every request, so looking it up hashes nothing.
-  const expected = adminTokens.map((t) => ({ actor: `admin:${t.name}`, digest: secretDigest(t.token) }));
-  // One set of use cases per admin token, made once: the actors are known in advance.
-  const actors = new Map(expected.map((e) => [e.actor, services.as(e.actor)]));
-  /** The use cases acting as the caller. Every handler goes through this, so none can act unaudited. */
-  const s = (request: Pick<FastifyRequest, 'actor'>) => {
-    const acting = request.actor === null ? undefined : actors.get(request.actor);
-    if (!acting) throw new Error('An admin request reached a handler without an actor.');
-    return acting;
-  };
+  // Each token's actor made once: the same object every request, so looking it up hashes nothing.
+  const expected = adminTokens.map((t) => ({
+    acting: actingAs(`admin:${t.name}`),
+    digest: secretDigest(t.token),
+  }));
 
   // The presented strings that matched a token, with its actor: a token already known costs a
   // lookup, not a digest. Only a string equal to a configured token gets in, so this holds no more
   // than the tokens.
-  const matched = new Map<string, string>();
+  const matched = new Map<string, AuditContext>();
   app.addHook('onRequest', (request, reply, done) => {
     try {
       opts.limits?.beforeAdminAuth(request);
@@ -70,34 +66,37 @@ export async function adminRoutes(
       return;
     }
     const presented = bearer(request.headers.authorization);
-    let actor = presented ? matched.get(presented) : undefined;
-    if (!actor) {
+    let acting = presented ? matched.get(presented) : undefined;
+    if (!acting) {
       // Every token is compared, in constant time, so the time taken says nothing about which matched.
       const digest = secretDigest(presented ?? '');
-      for (const e of expected) if (sameDigest(digest, e.digest) && presented) actor = e.actor;
-      if (actor && presented) matched.set(presented, actor);
+      for (const e of expected) if (sameDigest(digest, e.digest) && presented) acting = e.acting;
+      if (acting && presented) matched.set(presented, acting);
     }
-    if (!actor) {
+    if (!acting) {
       opts.limits?.adminAuthFailed(request, reply);
       done(new ApiError('invalid_admin_token'));
       return;
     }
-    request.actor = actor;
+    request.acting = acting;
     done();
   });
   // Once for every admin route, before its schema: what PostgreSQL could not store is refused on both backends.
   app.addHook('preValidation', refuseUnstorable);
 
-  adminAccountRoutes(app, s);
-  adminKeyRoutes(app, s);
-  adminUserRoutes(app, s);
-  adminTokenRoutes(app, s);
-  adminUsageRoutes(app, s);
-  adminPlanRoutes(app, s);
-  adminAuditRoutes(app, s);
-  adminToolImportRoutes(app, s);
-  adminToolRoutes(app, s);
-  adminWebhookRoutes(app, s);
-  adminWebhookTestRoutes(app, s);
+  for (const routes of [
+    adminAccountRoutes,
+    adminKeyRoutes,
+    adminUserRoutes,
+    adminTokenRoutes,
+    adminUsageRoutes,
+    adminPlanRoutes,
+    adminAuditRoutes,
+    adminToolImportRoutes,
+    adminToolRoutes,
+    adminWebhookRoutes,
+    adminWebhookTestRoutes,
+  ])
+    routes(app, services);
   if (opts.consoleLinks) adminConsoleRoutes(app, opts.consoleLinks);
 }

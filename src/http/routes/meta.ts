@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
-import type { Store } from '../../store/store.js';
+import type { StoreHealth } from '../../service/index.js';
 import type { ServedCatalogue } from '../../tools/catalogue.js';
 import { ErrorBodySchema } from '../../tools/schemas.js';
 import { OpenApiDocument } from '../openapi.js';
@@ -24,7 +24,7 @@ const probe = { security: [], tags: ['operations'] };
 
 export async function metaRoutes(
   app: FastifyInstance,
-  opts: { store: Store; catalogue?: ServedCatalogue; console?: boolean },
+  opts: { store: StoreHealth; catalogue?: ServedCatalogue; console?: boolean },
 ) {
   app.get(
     '/healthz',

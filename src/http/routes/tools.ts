@@ -46,7 +46,7 @@ export async function toolRoutes(
   opts: { services: Services; tools: readonly Tool[]; calls: ToolCalls; limits?: RateLimits },
 ) {
   const { services, tools, calls } = opts;
-  const metrics = services.deps.metrics;
+  const metrics = services.metrics;
   const authenticate = keyAuthentication(services, opts.limits, { deferRateLimit: true });
   const onRequest = metrics
     ? (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {

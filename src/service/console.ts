@@ -11,11 +11,27 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { UsageCounts } from '../domain/usage-history.js';
 import { validateUser } from '../domain/users.js';
-import type { CountsView } from '../service/billing.js';
-import type { Services } from '../service/index.js';
-import type { ConsoleLink, ConsoleStore, UsageGroup } from '../store/store.js';
-import type { SignedIn } from './identity.js';
-import type { SignInMail } from './mailer.js';
+import type { ConsoleLink, ConsoleMembership, ConsoleStore, UsageGroup } from '../store/store.js';
+import type { AccountService } from './accounts.js';
+import { type AuditContext, actingAs } from './audit.js';
+import type { BillingService, CountsView } from './billing.js';
+import type { ServiceDeps } from './context.js';
+import type { UserService } from './users.js';
+
+/** A signed-in person: one email, any number of accounts. */
+export interface SignedIn {
+  email: string;
+  /** The session's id (not its cookie value): an audit entry or a grant may name it. */
+  sessionId: string;
+  memberships: ConsoleMembership[];
+}
+
+/** A mail with a sign-in link: to sign in, or an invitation (which names the account it is to). */
+export interface SignInMail {
+  to: string;
+  url: string;
+  accountName?: string;
+}
 
 export const LINK_TTL_SECONDS = 15 * 60;
 export const IDLE_SECONDS = 24 * 60 * 60;
@@ -29,7 +45,7 @@ const newToken = () => randomBytes(32).toString('base64url');
 const LINK_TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 
 /** Who acts, in the audit trail, when a signed-in person does something. */
-export const userActor = (email: string) => `user:${email}`;
+export const userActor = (email: string): AuditContext => actingAs(`user:${email}`);
 
 /**
  * A path on this origin, or null: starts with one `/` (not `//` nor `/\`, which browsers take for
@@ -41,6 +57,14 @@ export function safeReturnTo(value: unknown): string | null {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
   if (/[\u0000-\u001f\u007f]/.test(value)) return null;
   return value;
+}
+
+/** What the console's use cases stand on: the deps every use case has, and the use cases they call. */
+export interface ConsoleServiceDeps {
+  deps: ServiceDeps;
+  accounts: AccountService;
+  users: UserService;
+  billing: BillingService;
 }
 
 export interface ConsoleServiceOptions {
@@ -83,17 +107,19 @@ export interface Followed {
 }
 
 export class ConsoleService {
-  constructor(
-    readonly services: Services,
-    private readonly options: ConsoleServiceOptions,
-  ) {}
+  private readonly deps: ServiceDeps;
+  private readonly store: ConsoleStore;
 
-  private get store(): ConsoleStore {
-    return this.services.deps.store.console;
+  constructor(
+    private readonly uses: ConsoleServiceDeps,
+    private readonly options: ConsoleServiceOptions,
+  ) {
+    this.deps = uses.deps;
+    this.store = uses.deps.store.console;
   }
 
   private now(): number {
-    return nowSeconds(this.services.deps.clock);
+    return nowSeconds(this.deps.clock);
   }
 
   get signupOpen(): boolean {
@@ -128,7 +154,7 @@ export class ConsoleService {
    * An operator's link (CLI, admin API), audited as `actor`: for a user of some account (of
    * `accountId` when given), or for anyone while sign-up is open and no account is named.
    */
-  async operatorLink(actor: string, email: unknown, accountId?: string): Promise<Result<{ url: string }>> {
+  async operatorLink(by: AuditContext, email: unknown, accountId?: string): Promise<Result<{ url: string }>> {
     const valid = validateUser(email, 'member');
     if (!valid.ok) return valid;
     const address = valid.value.email;
@@ -140,9 +166,9 @@ export class ConsoleService {
       return fail('not_found', `No account has a user ${address} (and sign-up is closed).`);
     }
     const audit: AuditEntry = {
-      id: newId('aud', this.services.deps.clock.now()),
+      id: newId('aud', this.deps.clock.now()),
       at: this.now(),
-      actor,
+      actor: by.actor,
       action: 'console.link',
       accountId: accountId ?? null,
       targetId: null,
@@ -171,9 +197,9 @@ export class ConsoleService {
     email: unknown,
     role: unknown,
   ): Promise<Result<SignInMail>> {
-    const added = await this.services.as(userActor(actorEmail)).users.add(accountId, email, role);
+    const added = await this.uses.users.add(accountId, email, role, userActor(actorEmail));
     if (!added.ok) return added;
-    const account = await this.services.deps.store.getAccount(accountId);
+    const account = await this.deps.store.getAccount(accountId);
     const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
     return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
   }
@@ -197,13 +223,13 @@ export class ConsoleService {
       memberships = await this.store.memberships(link.email);
     }
     const cookieValue = newToken();
-    const sessionId = newId('ses', this.services.deps.clock.now());
+    const sessionId = newId('ses', this.deps.clock.now());
     await this.store.addSession(
       { id: sessionId, tokenHash: sha256(cookieValue), email: link.email, createdAt: t, lastSeenAt: t },
       {
-        id: newId('aud', this.services.deps.clock.now()),
+        id: newId('aud', this.deps.clock.now()),
         at: t,
-        actor: userActor(link.email),
+        actor: userActor(link.email).actor,
         action: 'console.sign_in',
         accountId: link.accountId,
         targetId: sessionId,
@@ -220,10 +246,10 @@ export class ConsoleService {
 
   /** A new account on the sign-up plan, with the email as its owner; both audited as the new user. */
   private async signUp(email: string): Promise<Result<unknown>> {
-    const as = this.services.as(userActor(email));
-    const account = await as.accounts.create({ name: email, plan: this.options.signupPlan });
+    const by = userActor(email);
+    const account = await this.uses.accounts.create({ name: email, plan: this.options.signupPlan }, by);
     if (!account.ok) return account;
-    return as.users.add(account.value.id, email, 'owner');
+    return this.uses.users.add(account.value.id, email, 'owner', by);
   }
 
   /** The person behind a session cookie, or undefined (unknown, idle, too old, or no account left). */
@@ -248,9 +274,9 @@ export class ConsoleService {
 
   async signOut(who: SignedIn): Promise<void> {
     await this.store.endSession(who.sessionId, {
-      id: newId('aud', this.services.deps.clock.now()),
+      id: newId('aud', this.deps.clock.now()),
       at: this.now(),
-      actor: userActor(who.email),
+      actor: userActor(who.email).actor,
       action: 'console.sign_out',
       accountId: null,
       targetId: who.sessionId,
@@ -263,7 +289,7 @@ export class ConsoleService {
    * and `--by key` count it: the same use case makes both (settled days kept in memory there).
    */
   async usageBreakdown(accountId: string, from: string, to: string): Promise<UsageBreakdown> {
-    const billing = this.services.billing;
+    const billing = this.uses.billing;
     const [byTool, byKey] = await Promise.all([
       billing.groups(accountId, from, to, 'tool'),
       billing.groups(accountId, from, to, 'key'),
@@ -281,12 +307,12 @@ export class ConsoleService {
   ): Promise<Result<unknown>> {
     const valid = validateUser('x@example.com', role);
     if (!valid.ok) return valid;
-    const user = await this.services.deps.store.getUser(userId);
+    const user = await this.deps.store.getUser(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
     const audit = {
-      id: newId('aud', this.services.deps.clock.now()),
+      id: newId('aud', this.deps.clock.now()),
       at: this.now(),
-      actor: userActor(actorEmail),
+      actor: userActor(actorEmail).actor,
       action: 'user.role' as const,
       accountId,
       targetId: userId,
@@ -298,9 +324,9 @@ export class ConsoleService {
 
   /** Removes a user of the account; their sessions end when it was their last account. */
   async removeUser(actorEmail: string, accountId: string, userId: string): Promise<Result<unknown>> {
-    const user = await this.services.deps.store.getUser(userId);
+    const user = await this.deps.store.getUser(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
-    const removed = await this.services.as(userActor(actorEmail)).users.remove(userId);
+    const removed = await this.uses.users.remove(userId, userActor(actorEmail));
     if (!removed.ok) return removed;
     if ((await this.store.memberships(user.email)).length === 0) await this.store.endSessionsOf(user.email);
     return removed;
