@@ -40,7 +40,18 @@ export function safeReturnTo(value: unknown): string | null {
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return null;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
   if (/[\u0000-\u001f\u007f]/.test(value)) return null;
-  return value;
+  // As a URL on this origin would resolve it: still this origin, and written in ASCII only (other
+  // characters percent-encoded), so that it can stand in a Location header.
+  const origin = 'http://return-to.invalid';
+  let url: URL;
+  try {
+    url = new URL(value, origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin) return null;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) && path.length <= 2000 ? path : null;
 }
 
 export interface ConsoleServiceOptions {
