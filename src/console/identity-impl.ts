@@ -63,7 +63,9 @@ export class CookieIdentity implements ConsoleIdentity {
    * before sign-in nothing more than the browser's own CSRF secret cookie.
    */
   csrfBinding(request: FastifyRequest): string {
-    return cookiesOf(request)[this.names.session] ?? '';
+    const session = cookiesOf(request)[this.names.session];
+    // Never empty: @fastify/csrf refuses every token bound to ''.
+    return session ? `session:${session}` : 'browser';
   }
 
   redirectToSignIn(reply: FastifyReply, returnTo: string): FastifyReply {
