@@ -119,7 +119,7 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     ...(catalogue ? { catalogue } : {}),
     ...(sink
       ? { console: { publicUrl: () => url, smtpUrl: sink.url, smtpFrom: 'toolgate <console@toolgate.test>' } }
-      : { console: { publicUrl: () => url }, consoleIdentity: identity }),
+      : { console: { publicUrl: () => opts.publicUrl ?? url }, consoleIdentity: identity }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
