@@ -7,8 +7,13 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AdminToken } from './config.js';
-import { type ConsoleSettings, type CookieIdentity, registerConsole } from './console/index.js';
-import type { ConnectedApps } from './console/pages/connected-apps.js';
+import {
+  type ConsoleIdentity,
+  type ConsoleSettings,
+  type CookieIdentity,
+  registerConsole,
+} from './console/index.js';
+import type { ConnectedApps } from './console/ports.js';
 import { ApiError } from './domain/api-error.js';
 import { newId } from './domain/ids.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
@@ -20,6 +25,7 @@ import { adminRoutes } from './http/routes/admin.js';
 import { metaRoutes } from './http/routes/meta.js';
 import { toolRoutes } from './http/routes/tools.js';
 import { mcpRoutes } from './mcp/route.js';
+import { oauthConsent } from './oauth/consent.js';
 import { oauthRoutes } from './oauth/routes.js';
 import type { OAuthServer } from './oauth/server.js';
 import type { ConsoleService, ConsoleServiceOptions } from './service/console.js';
@@ -59,8 +65,10 @@ export interface AppDeps {
   console?: ConsoleSettings;
   /** The OAuth grants the console's "Connected apps" lists; none: it lists none. */
   connectedApps?: ConnectedApps;
-  /** The OAuth authorization server for /mcp (src/oauth); none: /mcp takes API keys only. */
+  /** The OAuth authorization server for /mcp (src/oauth); none: /mcp takes API keys only. Its consent page is the console's. */
   oauth?: OAuthServer;
+  /** Who is signed in to the console, when not its own sessions (a test's stand-in). */
+  consoleIdentity?: ConsoleIdentity;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -233,7 +241,7 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
     ...(deps.mcpFastPath === false ? { fastPath: false } : {}),
     ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
   });
-  // The console in a scope of its own; its identity answers other surfaces (OAuth consent) who is signed in.
+  // The console in a scope of its own, the OAuth consent page among its pages.
   const consoleService = deps.console && deps.services.console(consoleOptions(deps.console));
   const consoleIdentity: CookieIdentity | undefined = deps.console
     ? await registerConsole(app, {
@@ -244,13 +252,11 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
         openapi: consoleOpenApi(app, deps.catalogue),
         ...(deps.logger ? { logger: deps.logger } : {}),
         ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),
+        ...(deps.oauth ? { consent: oauthConsent(deps.oauth) } : {}),
+        ...(deps.consoleIdentity ? { identity: deps.consoleIdentity } : {}),
       })
     : undefined;
-  if (deps.oauth) {
-    // Consent asks the console who is signed in (a test may have given its own).
-    deps.oauth.identity ??= consoleIdentity;
-    await app.register(oauthRoutes, { oauth: deps.oauth });
-  }
+  if (deps.oauth) await app.register(oauthRoutes, { oauth: deps.oauth });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
   if (adminTokens.length > 0) {

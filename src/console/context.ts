@@ -1,7 +1,7 @@
 /**
  * @module What every console page shares: the signed-in person and the account in the URL (any
  * account they do not belong to is 404, as is any path that does not exist), owner-only pages, the
- * CSRF check on every POST, the layout's data (navigation, sign-out form), and error pages.
+ * layout's data (navigation, sign-out form, the CSRF token every form carries), and error pages.
  */
 import type {
   FastifyError,
@@ -21,7 +21,7 @@ import type { Reads } from '../store/cached-reads.js';
 import type { Membership, SignedIn } from './identity.js';
 import type { CookieIdentity } from './identity-impl.js';
 import type { Mailer } from './mailer.js';
-import type { ConnectedApps } from './pages/connected-apps.js';
+import type { ConnectedApps, Consent } from './ports.js';
 
 /** What the console's pages use of the services, and nothing more (the Services object answers it). */
 export interface ConsoleUses {
@@ -42,6 +42,8 @@ export interface ConsolePageDeps {
   tokenCosts: () => Record<string, TokenCost>;
   openapi: () => Record<string, unknown>;
   connectedApps: ConnectedApps;
+  /** The OAuth authorization the consent page answers; none: OAuth is off, and so is the page. */
+  consent?: Consent;
   logger?: Logger;
 }
 
@@ -111,9 +113,33 @@ export function accountGuard(deps: ConsolePageDeps, ownersOnly = false): preHand
   };
 }
 
-/** The guards of a POST: its CSRF token first (403), then the account (404). */
-export function postGuards(app: FastifyInstance, deps: ConsolePageDeps, ownersOnly = false) {
-  return [app.csrfProtection, accountGuard(deps, ownersOnly)] as preHandlerHookHandler[];
+const BINDING = Symbol('console.csrfBinding');
+type WithBinding = FastifyInstance & { [BINDING]?: (request: FastifyRequest) => string };
+
+/**
+ * CSRF by construction: every POST, PUT, PATCH and DELETE of the console's routes is checked
+ * (@fastify/csrf-protection's token, bound to `binding`: the session) before any route's own
+ * guards run; no route opts in or out. Forms carry the token through the `csrf-field` partial.
+ */
+export function csrfOnUnsafeMethods(
+  app: FastifyInstance,
+  binding: (request: FastifyRequest) => string,
+): void {
+  (app as WithBinding)[BINDING] = binding;
+  app.addHook('preHandler', (request, reply, done) => {
+    // An unknown path is the not-found page's, whatever the method.
+    if (SAFE_METHODS.has(request.method) || request.routeOptions.url === undefined) return done();
+    app.csrfProtection(request, reply, done);
+  });
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The CSRF token of the page this reply renders (every render has one: the layout's forms need it). */
+function csrfToken(reply: FastifyReply): string {
+  const binding = (reply.server as WithBinding)[BINDING];
+  const userInfo = binding ? binding(reply.request) : '';
+  return reply.generateCsrf({ userInfo });
 }
 
 export interface NavItem {
@@ -164,20 +190,20 @@ export async function renderAccountPage(
     role: ctx.membership.role,
     owner: ctx.owner,
     several: ctx.who.memberships.length > 1,
-    csrf: reply.generateCsrf(),
+    csrf: csrfToken(reply),
     ...data,
   });
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
 }
 
-/** Renders a page outside any account (sign-in, the chooser, errors). */
+/** Renders a page outside any account (sign-in, the chooser, consent, errors). */
 export async function renderPlainPage(
   reply: FastifyReply,
   template: string,
   data: Record<string, unknown>,
   status = 200,
 ): Promise<FastifyReply> {
-  const html = await reply.viewAsync(template, { nav: [], email: null, ...data });
+  const html = await reply.viewAsync(template, { nav: [], email: null, csrf: csrfToken(reply), ...data });
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
 }
 

@@ -1,11 +1,9 @@
 /**
  * @module The ConsoleIdentity (identity.ts) as the console implements it: the session cookie read
- * straight from the request's header and looked up through the console service, and CSRF tokens
- * made and checked with @fastify/csrf (what @fastify/csrf-protection uses) against the same secret
- * cookie, so that pages outside the console's plugin scope (OAuth consent) share one token scheme.
+ * straight from the request's header and looked up through the console service, and the cookies'
+ * names and options (the session's, and the CSRF secret's of @fastify/csrf-protection).
  */
 import { fastifyCookie } from '@fastify/cookie';
-import { Tokens } from '@fastify/csrf';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ConsoleService, safeReturnTo } from '../service/console.js';
 import type { ConsoleIdentity, SignedIn } from './identity.js';
@@ -27,7 +25,7 @@ export const cookieOptions = (names: CookieNames) =>
   ({ path: '/', httpOnly: true, sameSite: 'lax', secure: names.secure }) as const;
 
 /** The request's cookies, parsed once per request whether or not @fastify/cookie ran for it. */
-function cookiesOf(request: FastifyRequest): Record<string, string | undefined> {
+export function cookiesOf(request: FastifyRequest): Record<string, string | undefined> {
   const parsed = (request as { cookies?: Record<string, string | undefined> }).cookies;
   if (parsed) return parsed;
   const header = request.headers.cookie;
@@ -43,45 +41,36 @@ const WHO = Symbol('console.who');
 type WithWho = FastifyRequest & { [WHO]?: Promise<SignedIn | undefined> };
 
 export class CookieIdentity implements ConsoleIdentity {
-  private readonly tokens = new Tokens({});
-
   constructor(
     /** The console's links and sessions (the admin API makes operators' links with it). */
     readonly service: ConsoleService,
     readonly names: CookieNames,
+    /** Who is signed in when not the console's own sessions (a test's stand-in); the session cookie otherwise. */
+    private readonly signedIn?: ConsoleIdentity['who'],
   ) {}
 
   /** Asked once per request, however many times it is called. */
   who(request: FastifyRequest): Promise<SignedIn | undefined> {
     const r = request as WithWho;
-    r[WHO] ??= this.service.signedIn(cookiesOf(request)[this.names.session]);
+    r[WHO] ??= this.signedIn
+      ? this.signedIn(request)
+      : this.service.signedIn(cookiesOf(request)[this.names.session]);
     return r[WHO];
+  }
+
+  /**
+   * What a CSRF token is bound to: the session cookie (a token of another session is refused), or
+   * before sign-in nothing more than the browser's own CSRF secret cookie.
+   */
+  csrfBinding(request: FastifyRequest): string {
+    const session = cookiesOf(request)[this.names.session];
+    // Never empty: @fastify/csrf refuses every token bound to ''.
+    return session ? `session:${session}` : 'browser';
   }
 
   redirectToSignIn(reply: FastifyReply, returnTo: string): FastifyReply {
     const path = safeReturnTo(returnTo) ?? '/console/';
     return reply.redirect(`/console/sign-in?return_to=${encodeURIComponent(path)}`, 303);
-  }
-
-  csrfToken(request: FastifyRequest, reply: FastifyReply): string {
-    let secret = cookiesOf(request)[this.names.csrf];
-    if (!secret) {
-      secret = this.tokens.secretSync();
-      // Later tokens of this request use the same secret.
-      (request as { cookies?: Record<string, string | undefined> }).cookies = {
-        ...cookiesOf(request),
-        [this.names.csrf]: secret,
-      };
-      appendSetCookie(reply, fastifyCookie.serialize(this.names.csrf, secret, cookieOptions(this.names)));
-    }
-    return this.tokens.create(secret);
-  }
-
-  checkCsrf(request: FastifyRequest): boolean {
-    const secret = cookiesOf(request)[this.names.csrf];
-    const body = request.body as { _csrf?: unknown } | undefined;
-    const token = body && typeof body === 'object' ? body._csrf : undefined;
-    return typeof secret === 'string' && typeof token === 'string' && this.tokens.verify(secret, token);
   }
 
   /** The Set-Cookie value that gives the browser its session. */

@@ -1,6 +1,6 @@
 /**
- * @module Who is signed in to the console: the one interface other surfaces (OAuth consent) use to
- * ask, so that they never read the console's cookies or session rows themselves.
+ * @module Who is signed in to the console: the one interface its pages (the OAuth consent page
+ * among them) ask, so that none reads the session cookie or the session rows itself.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRole } from '../domain/users.js';
@@ -29,8 +29,4 @@ export interface ConsoleIdentity {
    * this origin (it starts with a single `/`); anything else is replaced by the console's start.
    */
   redirectToSignIn(reply: FastifyReply, returnTo: string): FastifyReply;
-  /** A CSRF token for a form this request renders, checked by `checkCsrf` on its POST. */
-  csrfToken(request: FastifyRequest, reply: FastifyReply): string;
-  /** Whether the POST carries a valid CSRF token (form field `_csrf`); the caller answers 403 if not. */
-  checkCsrf(request: FastifyRequest): boolean;
 }

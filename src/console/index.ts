@@ -1,33 +1,42 @@
 /**
- * @module The console: registers the customers' web pages under /console on the app, in a scope of
- * their own (cookies, forms, CSRF, views and the security headers apply to it alone: the API's hot
- * routes pay nothing), and answers the ConsoleIdentity other surfaces (OAuth consent) ask.
+ * @module The console: registers the customers' web pages under /console on the app, the OAuth
+ * consent page among them, in a scope of their own (cookies, forms, CSRF on every unsafe method,
+ * views and the security headers apply to it alone: the API's hot routes pay nothing).
  */
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { webHeaders } from '../http/web-headers.js';
 import type { TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
 import { assetRoutes, consoleDir } from './assets.js';
-import { type ConsolePageDeps, type ConsoleUses, installPageHandlers } from './context.js';
+import {
+  type ConsolePageDeps,
+  type ConsoleUses,
+  csrfOnUnsafeMethods,
+  installPageHandlers,
+} from './context.js';
+import type { ConsoleIdentity } from './identity.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
 import { billingPage } from './pages/billing.js';
 import { connectPage } from './pages/connect.js';
-import { type ConnectedApps, connectedAppsPage, NO_CONNECTED_APPS } from './pages/connected-apps.js';
+import { connectedAppsPage } from './pages/connected-apps.js';
+import { consentPage } from './pages/consent.js';
 import { keysPage } from './pages/keys.js';
 import { membersPage } from './pages/members.js';
 import { overviewPage } from './pages/overview.js';
 import { signInPages } from './pages/sign-in.js';
 import { usagePage } from './pages/usage.js';
+import { type ConnectedApps, type Consent, NO_CONNECTED_APPS } from './ports.js';
 
 export type { ConsoleIdentity, SignedIn } from './identity.js';
 export type { CookieIdentity } from './identity-impl.js';
+export type { ConnectedApp, ConnectedApps, Consent, PendingConsent } from './ports.js';
 
 /** What the operator configures (TOOLGATE_PUBLIC_URL, TOOLGATE_SMTP_*, TOOLGATE_CONSOLE_SIGNUP*). */
 export interface ConsoleSettings {
@@ -56,6 +65,10 @@ export interface ConsoleDeps {
   logger?: Logger;
   /** The OAuth grants for "Connected apps"; none until OAuth provides them. */
   connectedApps?: ConnectedApps;
+  /** The OAuth authorization for the consent page (/console/consent/:uid); none: no such page. */
+  consent?: Consent;
+  /** Who is signed in, when not the console's own sessions (a test's stand-in). */
+  identity?: ConsoleIdentity;
 }
 
 const HTML_ESCAPES: Record<string, string> = {
@@ -85,11 +98,12 @@ async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined)
   return settings.production ? noMailer(log as Logger) : logMailer(log as Logger);
 }
 
-/** Registers /console (and its assets) and answers who is signed in, for other surfaces. */
+/** Registers /console (and its assets) and answers who is signed in, for the admin API's links. */
 export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<CookieIdentity> {
   const { service } = deps;
-  const names = cookieNames(deps.settings.publicUrl().startsWith('https://'));
-  const identity = new CookieIdentity(service, names);
+  const https = deps.settings.publicUrl().startsWith('https://');
+  const names = cookieNames(https);
+  const identity = new CookieIdentity(service, names, deps.identity && ((r) => deps.identity!.who(r)));
   const mailer = await makeMailer(deps.settings, deps.logger);
   app.addHook('onClose', async () => mailer.close?.());
   const pageDeps: ConsolePageDeps = {
@@ -100,26 +114,24 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
     tokenCosts: deps.tokenCosts,
     openapi: deps.openapi,
     connectedApps: deps.connectedApps ?? NO_CONNECTED_APPS,
+    ...(deps.consent ? { consent: deps.consent } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   };
   await app.register(
     async (scope) => {
-      await scope.register(helmet, {
-        global: true,
-        contentSecurityPolicy: {
-          useDefaults: false,
-          directives: {
-            defaultSrc: ["'self'"],
-            baseUri: ["'self'"],
-            formAction: ["'self'"],
-            frameAncestors: ["'none'"],
-            objectSrc: ["'none'"],
-          },
-        },
-      });
+      await webHeaders(scope, { https });
       await scope.register(cookie);
       await scope.register(formbody, { bodyLimit: 16 * 1024 });
-      await scope.register(csrf, { cookieKey: names.csrf, cookieOpts: cookieOptions(names) });
+      await scope.register(csrf, {
+        cookieKey: names.csrf,
+        cookieOpts: cookieOptions(names),
+        // Every server of a deployment checks the tokens of the others: the key comes from the secret they share.
+        csrfOpts: {
+          hmacKey: service.derivedKey('toolgate-console:csrf'),
+        },
+        getUserInfo: (request) => identity.csrfBinding(request),
+      });
+      csrfOnUnsafeMethods(scope, (request) => identity.csrfBinding(request));
       await scope.register(view, {
         engine: { eta: new Eta({ autoEscape: true, escapeFunction: escapeHtml, cache: true }) },
         templates: consoleDir('views'),
@@ -127,17 +139,22 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
         production: true,
       });
       installPageHandlers(scope, pageDeps);
-      await scope.register(assetRoutes);
-      await scope.register(signInPages, pageDeps);
-      await scope.register(overviewPage, pageDeps);
-      await scope.register(usagePage, pageDeps);
-      await scope.register(keysPage, pageDeps);
-      await scope.register(billingPage, pageDeps);
-      await scope.register(membersPage, pageDeps);
-      await scope.register(connectPage, pageDeps);
-      await scope.register(connectedAppsPage, pageDeps);
+      await registerPages(scope, pageDeps);
     },
     { prefix: '/console' },
   );
   return identity;
+}
+
+async function registerPages(scope: FastifyInstance, pageDeps: ConsolePageDeps): Promise<void> {
+  await scope.register(assetRoutes);
+  await scope.register(signInPages, pageDeps);
+  await scope.register(overviewPage, pageDeps);
+  await scope.register(usagePage, pageDeps);
+  await scope.register(keysPage, pageDeps);
+  await scope.register(billingPage, pageDeps);
+  await scope.register(membersPage, pageDeps);
+  await scope.register(connectPage, pageDeps);
+  await scope.register(connectedAppsPage, pageDeps);
+  if (pageDeps.consent) await scope.register(consentPage, { ...pageDeps, consent: pageDeps.consent });
 }

@@ -1,5 +1,5 @@
 /** @module The console's "Connected apps" (src/console/pages/connected-apps.ts), answered from the grants' key rows and the provider's grants. */
-import type { ConnectedApp, ConnectedApps } from '../console/pages/connected-apps.js';
+import type { ConnectedApp, ConnectedApps } from '../console/ports.js';
 import { isoSeconds } from '../domain/clock.js';
 import { emailOfSubject, type OAuthServer } from './server.js';
 

@@ -14,7 +14,7 @@ import Provider, {
 import type { OAuthStore } from '../store/oauth-store.js';
 import { storeAdapter } from './adapter.js';
 import { cookieKeys, signingKey } from './secrets.js';
-import { MCP_SCOPE, MOUNT, mcpResource, ROUTES, SCOPES } from './settings.js';
+import { MCP_SCOPE, mcpResource, ROUTES, SCOPES } from './settings.js';
 
 export interface ProviderOptions {
   /** The issuer: TOOLGATE_PUBLIC_URL (no trailing slash). */
@@ -67,7 +67,8 @@ export function createProvider(opts: ProviderOptions): Provider {
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     conformIdTokenClaims: true,
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-    interactions: { url: (_ctx, interaction) => `${MOUNT}/consent/${interaction.uid}`, policy },
+    // The consent page is the console's (src/console/pages/consent.ts).
+    interactions: { url: (_ctx, interaction) => `/console/consent/${interaction.uid}`, policy },
     rotateRefreshToken: true,
     // Every token is its grant's: a connector whose token is revoked is disconnected.
     revokeGrantPolicy: () => true,

@@ -1,12 +1,13 @@
 /**
  * @module The OAuth surface on toolgate's app: RFC 9728 protected resource metadata, RFC 8414
- * authorization server metadata, the provider mounted at /oauth through @fastify/middie (in a scope
- * of its own, so no other route runs its hook), and the consent page.
+ * authorization server metadata, and the provider mounted at /oauth through @fastify/middie (in a
+ * scope of its own, so no other route runs its hook). Every answer, the library's own included,
+ * carries the web headers (src/http/web-headers.ts). The consent page is the console's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { FastifyInstance } from 'fastify';
-import { consentRoutes } from './consent.js';
+import { webHeaders } from '../http/web-headers.js';
 import type { OAuthServer } from './server.js';
 import { MCP_SCOPE, MOUNT, redirectAllowed, SCOPES } from './settings.js';
 
@@ -14,6 +15,8 @@ const MAX_REGISTRATION_BYTES = 64 * 1024;
 
 export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServer }) {
   const { oauth } = opts;
+  // First of this scope's hooks: set on the raw answer before the library (middie's hook) writes it.
+  await webHeaders(app, { https: oauth.publicUrl.startsWith('https://') });
 
   const resourceMetadata = () => ({
     resource: oauth.resource,
@@ -70,8 +73,6 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
     scope.all(`${MOUNT}/*`, { schema: { hide: true } }, async () => undefined);
     scope.all(MOUNT, { schema: { hide: true } }, async () => undefined);
   });
-
-  await app.register(consentRoutes, { oauth });
 }
 
 /**

@@ -4,7 +4,6 @@
  * expired rows and of registrations no grant uses.
  */
 import type Provider from 'oidc-provider';
-import type { ConsoleIdentity } from '../console/identity.js';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
 import type { KeyUsageRecorder } from '../service/key-usage.js';
 import type { Reads } from '../store/cached-reads.js';
@@ -25,8 +24,6 @@ export interface OAuthOptions {
   secret: string;
   /** TOOLGATE_PUBLIC_URL, or the address the server listens on: asked on first use. */
   publicUrl: () => string;
-  /** The console's sign-in, for consent (set later when the console is registered after); undefined: consent answers that the console is off. */
-  identity?: ConsoleIdentity;
   /** Where a failure in the background (pruning, a revocation's key row) is logged. */
   onError?: (err: unknown, message: string) => void;
   /** Seconds; at most 3600 (default). */
@@ -67,14 +64,6 @@ export class OAuthServer {
 
   get resource(): string {
     return mcpResource(this.publicUrl);
-  }
-
-  get identity(): ConsoleIdentity | undefined {
-    return this.opts.identity;
-  }
-
-  set identity(identity: ConsoleIdentity | undefined) {
-    this.opts.identity = identity;
   }
 
   /**

@@ -4,7 +4,7 @@
  * at most), sign-up, and who a session's email is in which accounts, asked on every request so that a
  * removed membership counts at once. No Fastify here: the CLI and the admin API make links too.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { AuditEntry } from '../domain/audit.js';
 import { nowSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
@@ -56,7 +56,18 @@ export function safeReturnTo(value: unknown): string | null {
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return null;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
   if (/[\u0000-\u001f\u007f]/.test(value)) return null;
-  return value;
+  // As a URL on this origin would resolve it: still this origin, and written in ASCII only (other
+  // characters percent-encoded), so that it can stand in a Location header.
+  const origin = 'http://return-to.invalid';
+  let url: URL;
+  try {
+    url = new URL(value, origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin) return null;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) && path.length <= 2000 ? path : null;
 }
 
 /** What the console's use cases stand on: the deps every use case has, and the use cases they call. */
@@ -120,6 +131,14 @@ export class ConsoleService {
 
   private now(): number {
     return nowSeconds(this.deps.clock);
+  }
+
+  /**
+   * A key for `purpose` derived from the key secret every server of a deployment shares (so each
+   * checks what another signed), never the secret itself.
+   */
+  derivedKey(purpose: string): Buffer {
+    return createHmac('sha256', this.deps.keySecret).update(purpose).digest();
   }
 
   get signupOpen(): boolean {

@@ -111,7 +111,7 @@ export async function consentInBrowser(
     // The link's page spends nothing until its button is pressed (mail scanners fetch links too).
     await navigating(page, () => page.getByRole('button', { name: 'Sign in' }).click());
   }
-  if (!new URL(page.url()).pathname.startsWith('/oauth/consent/'))
+  if (!new URL(page.url()).pathname.startsWith('/console/consent/'))
     throw new Error(`not on the consent page: ${page.url()}\n${(await page.content()).slice(0, 1500)}`);
   await page.getByLabel(accountName).check();
   await navigating(page, () => page.getByRole('button', { name: button }).click());

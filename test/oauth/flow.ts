@@ -24,6 +24,13 @@ export class Jar {
   }
 }
 
+/** The CSRF token of a console page's form (the consent page's). */
+export function csrfOf(html: string): string {
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error(`no CSRF token on the page: ${html.slice(0, 500)}`);
+  return token;
+}
+
 export const pkce = () => {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
@@ -103,10 +110,11 @@ export async function consentFrom(
   const consentUrl = new URL(res.headers.get('location')!, live.url);
   res = await jar.fetch(consentUrl.href);
   if (res.status !== 200) throw new Error(`consent page answered ${res.status}: ${await res.text()}`);
+  const _csrf = csrfOf(await res.text());
   res = await jar.fetch(consentUrl.href, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: live.identity.csrf, account_id: accountId, decision: 'allow' }),
+    body: new URLSearchParams({ _csrf, account_id: accountId, decision: 'allow' }),
   });
   // Back to the provider, which redirects to the client with the code.
   for (let hops = 0; hops < 5 && res.status >= 300 && res.status < 400; hops++) {

@@ -1,8 +1,9 @@
 /**
  * A live toolgate with OAuth on, listening on a port: an in-process app on a real store (SQLite
- * file or a fresh PostgreSQL schema), its public URL the address it listens on. Until the console's
- * own sign-in is wired here, the signed-in person is the one the test names (`signIn`): consent
- * still asks the ConsoleIdentity interface for them, the CSRF token and the redirect to sign in.
+ * file or a fresh PostgreSQL schema), its public URL the address it listens on. The console is always
+ * on (the consent page is its own); unless `console: true` (its own sign-in, links mailed to an SMTP
+ * sink), the signed-in person is the one the test names (`signIn`), given to the console as the
+ * ConsoleIdentity it asks. CSRF tokens are the console's: read them from the page (flow.ts csrfOf).
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +30,6 @@ export type Backend = 'sqlite' | 'postgres';
 export class TestIdentity implements ConsoleIdentity {
   /** Session cookie value -> person. */
   readonly sessions = new Map<string, SignedIn>();
-  readonly csrf = randomBytes(16).toString('hex');
 
   /** A cookie that signs `person` in (set it in the browser or the jar). */
   signIn(person: SignedIn): string {
@@ -46,14 +46,6 @@ export class TestIdentity implements ConsoleIdentity {
 
   redirectToSignIn(reply: Parameters<ConsoleIdentity['redirectToSignIn']>[0], returnTo: string) {
     return reply.redirect(`/console/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
-  }
-
-  csrfToken() {
-    return this.csrf;
-  }
-
-  checkCsrf(request: Parameters<ConsoleIdentity['checkCsrf']>[0]) {
-    return (request.body as Record<string, unknown> | undefined)?._csrf === this.csrf;
   }
 }
 
@@ -115,7 +107,6 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     services,
     secret: KEY_SECRET,
     publicUrl: () => opts.publicUrl ?? url,
-    ...(opts.console ? {} : { identity }),
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
@@ -128,7 +119,7 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     ...(catalogue ? { catalogue } : {}),
     ...(sink
       ? { console: { publicUrl: () => url, smtpUrl: sink.url, smtpFrom: 'toolgate <console@toolgate.test>' } }
-      : {}),
+      : { console: { publicUrl: () => opts.publicUrl ?? url }, consoleIdentity: identity }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

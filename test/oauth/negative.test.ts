@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/domain/clock.js';
 import { accountWithKey } from '../helpers.js';
 import { postgresAvailable } from '../postgres.js';
-import { authorize, callTool, exchange, Jar, pkce, REDIRECT, register, token } from './flow.js';
+import { authorize, callTool, csrfOf, exchange, Jar, pkce, REDIRECT, register, token } from './flow.js';
 import { type Backend, type Live, liveServer, person } from './harness.js';
 
 const backends: Backend[] = ['sqlite', 'postgres'];
@@ -206,12 +206,13 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ account_id: mine, decision: 'allow', ...extra }),
     });
+    const _csrf = csrfOf(await (await jar.fetch(consent.href)).text());
     expect((await jar.fetch(consent.href, form({}))).status).toBe(403);
-    // Another browser: signed in, but without this interaction's cookie.
-    const other = await fetch(consent.href, {
-      ...form({ _csrf: live.identity.csrf }),
-      headers: { ...form({}).headers, cookie },
-    });
+    // Another browser: signed in, with its own CSRF cookie and token, but without this interaction's cookie.
+    const otherJar = new Jar();
+    otherJar.add(cookie);
+    const otherCsrf = csrfOf(await (await otherJar.fetch(`${live.url}/console/sign-in`)).text());
+    const other = await otherJar.fetch(consent.href, form({ _csrf: otherCsrf }));
     expect(other.status).toBe(400);
     // This browser, signed out: to the sign-in page, coming back here.
     const signedOut = jar
@@ -224,9 +225,9 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     expect(anonymous.headers.get('location')).toBe(
       `/console/sign-in?return_to=${encodeURIComponent(consent.pathname)}`,
     );
-    const allowed = await jar.fetch(consent.href, form({ _csrf: live.identity.csrf }));
+    const allowed = await jar.fetch(consent.href, form({ _csrf }));
     expect(allowed.status).toBe(303);
-    expect((await jar.fetch(consent.href, form({ _csrf: live.identity.csrf }))).status).toBe(400);
+    expect((await jar.fetch(consent.href, form({ _csrf }))).status).toBe(400);
   });
 
   it('hostile client names are shown as text; grants show in keys lists, marked, and audited as user via client', async ({

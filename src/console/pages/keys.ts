@@ -15,7 +15,6 @@ import {
   type ConsolePageDeps,
   notFound,
   PageError,
-  postGuards,
   renderAccountPage,
 } from '../context.js';
 
@@ -68,7 +67,7 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
 
   app.post<{ Params: AccountParams; Body: { name?: unknown } }>(
     '/a/:accountId/keys',
-    { ...page, preHandler: postGuards(app, deps, true) },
+    { ...page, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const raw = typeof request.body?.name === 'string' ? request.body.name.trim() : '';
@@ -98,7 +97,7 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
 
   app.post<{ Params: KeyParams }>(
     '/a/:accountId/keys/:keyId/revoke',
-    { ...keyPage, preHandler: postGuards(app, deps, true) },
+    { ...keyPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const key = await keyOf(deps, membership.accountId, request.params.keyId);

@@ -14,7 +14,6 @@ import {
   type ConsolePageDeps,
   notFound,
   PageError,
-  postGuards,
   renderAccountPage,
 } from '../context.js';
 
@@ -69,7 +68,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
 
   app.post<{ Params: AccountParams; Body: { email?: unknown; role?: unknown } }>(
     '/a/:accountId/members',
-    { ...page, preHandler: postGuards(app, deps, true) },
+    { ...page, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const invited = await deps.service.invite(
@@ -92,7 +91,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
 
   app.post<{ Params: UserParams; Body: { role?: unknown } }>(
     '/a/:accountId/members/:userId/role',
-    { ...userPage, preHandler: postGuards(app, deps, true) },
+    { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
@@ -123,7 +122,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
 
   app.post<{ Params: UserParams }>(
     '/a/:accountId/members/:userId/remove',
-    { ...userPage, preHandler: postGuards(app, deps, true) },
+    { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
       const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
