@@ -10,7 +10,7 @@ import { FixedClock } from '../src/domain/clock.js';
 import { newId } from '../src/domain/ids.js';
 import { DEFAULT_PLANS, type PlanLimits } from '../src/domain/plans.js';
 import { createLogger } from '../src/logger.js';
-import { createServices, type Services } from '../src/service/index.js';
+import { createServices, type ServiceDeps, type Services } from '../src/service/index.js';
 import { UsageCounters } from '../src/service/usage-counters.js';
 import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
@@ -65,6 +65,8 @@ export interface Harness {
   reads: CachedReads;
   clock: FixedClock;
   services: Services;
+  /** What the services were made of: a test makes variants from it (createServices({ ...h.deps, ... })). */
+  deps: ServiceDeps;
   /** The usage counters the services count calls into. */
   usageCounters: UsageCounters;
   close(): Promise<void>;
@@ -88,15 +90,17 @@ export async function scratchServices(
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
   // Counted as a server counts; written when a test flushes (or at close), not on a timer.
   const usageCounters = new UsageCounters(store.usageHistory, clock);
-  const services = createServices({
+  const deps = {
     store,
     reads,
     clock,
     keyPrefix: opts.keyPrefix ?? 'tg',
     keySecret: KEY_SECRET,
     usageCounters,
-  });
+  };
+  const services = createServices(deps);
   return {
+    deps,
     dir,
     dbPath,
     store,
@@ -148,7 +152,7 @@ export async function scratchApp(
     });
     catalogue = served;
     // As the server wires it: a change made through these services is served at once.
-    services = createServices({ ...h.services.deps, upstreamEnv, catalogueChanged: () => served.refresh() });
+    services = createServices({ ...h.deps, upstreamEnv, catalogueChanged: () => served.refresh() });
   }
   const app = await buildApp({
     services,

@@ -6,9 +6,10 @@
  * 100 keys and 90 days of usage, one request at a time on loopback: their p95 must be <= 20 ms.
  */
 import { randomBytes } from 'node:crypto';
-import { ConsoleService } from '../../src/console/service.js';
 import { systemClock } from '../../src/domain/clock.js';
 import type { UsageRow } from '../../src/domain/usage-history.js';
+import { actingAs } from '../../src/service/audit.js';
+import type { ConsoleService } from '../../src/service/console.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import { cpuSeconds } from '../lib/cpu.js';
@@ -97,12 +98,12 @@ async function seedConsoleAccount(databaseUrl: string, schema: string | undefine
       await store.usageHistory.add(rows);
     }
     // A sign-in link for the owner, made on the database as `toolgate console link` makes it.
-    const operator = new ConsoleService(services, {
+    const operator = services.console({
       publicUrl: () => 'http://link',
       signup: 'closed',
       signupPlan: 'free',
     });
-    const link = await operator.operatorLink('cli:bench', OWNER, accountId);
+    const link = await operator.operatorLink(actingAs('cli:bench'), OWNER, accountId);
     if (!link.ok) throw new Error(link.error.message);
     return { accountId, linkPath: new URL(link.value.url).pathname + new URL(link.value.url).search };
   } finally {

@@ -7,8 +7,9 @@
  * most 10% more (tokens / keys >= 0.9). The per-key rate limit is off, for both alike.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ConsoleService } from '../../src/console/service.js';
 import { systemClock } from '../../src/domain/clock.js';
+import { actingAs } from '../../src/service/audit.js';
+import type { ConsoleService } from '../../src/service/console.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import type { LoadRequest } from '../lib/load.js';
@@ -57,11 +58,13 @@ async function addPerson(
       const user = await services.users.add(id, PERSON, 'owner');
       if (!user.ok) throw new Error(user.error.message);
     }
-    const link = await new ConsoleService(services, {
-      publicUrl: () => 'http://link',
-      signup: 'closed',
-      signupPlan: 'free',
-    }).operatorLink('cli:bench', PERSON, accountIds[0]!);
+    const link = await services
+      .console({
+        publicUrl: () => 'http://link',
+        signup: 'closed',
+        signupPlan: 'free',
+      })
+      .operatorLink(actingAs('cli:bench'), PERSON, accountIds[0]!);
     if (!link.ok) throw new Error(link.error.message);
     return new URL(link.value.url).pathname + new URL(link.value.url).search;
   } finally {

@@ -10,6 +10,7 @@ import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/conf
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { dayOf } from '../../src/domain/usage-history.js';
+import { actingAs } from '../../src/service/audit.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { UsageCounters } from '../../src/service/usage-counters.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
@@ -153,16 +154,16 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    const admin = h.services.as('admin:test');
-    const account = await admin.accounts.create({ name: 'Acme <b>Tools</b>', tokens: 1234 });
-    const other = await admin.accounts.create({ name: 'Other Co' });
+    const admin = actingAs('admin:test');
+    const account = await h.services.accounts.create({ name: 'Acme <b>Tools</b>', tokens: 1234 }, admin);
+    const other = await h.services.accounts.create({ name: 'Other Co' }, admin);
     if (!account.ok || !other.ok) throw new Error('no accounts');
     accountId = account.value.id;
     otherId = other.value.id;
-    await admin.users.add(accountId, 'owner@example.com', 'owner');
-    await admin.users.add(accountId, 'member@example.com', 'member');
-    await admin.users.add(otherId, 'eve@example.com', 'owner');
-    const key = await admin.keys.create(accountId, 'server');
+    await h.services.users.add(accountId, 'owner@example.com', 'owner', admin);
+    await h.services.users.add(accountId, 'member@example.com', 'member', admin);
+    await h.services.users.add(otherId, 'eve@example.com', 'owner', admin);
+    const key = await h.services.keys.create(accountId, 'server', admin);
     if (!key.ok) throw new Error('no key');
     ownerKey = key.value.key;
   });
@@ -235,7 +236,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(overview.body).toContain('Acme &lt;b&gt;Tools&lt;/b&gt;');
     expect(overview.body).not.toContain('<b>Tools</b>');
     // A bidi override in a name is shown, not obeyed: it would reverse the rest of the line.
-    await h.services.as('admin:test').accounts.update(accountId, { name: 'Acme \u202egnp.exe' });
+    await h.services.accounts.update(accountId, { name: 'Acme \u202egnp.exe' }, actingAs('admin:test'));
     const renamed = await b.get(landed.location!);
     expect(renamed.body).not.toContain('\u202e');
     expect(renamed.body).toContain('Acme \ufffdgnp.exe');

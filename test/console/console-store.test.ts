@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConsoleService, sha256 } from '../../src/console/service.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import type { Surface } from '../../src/domain/usage-history.js';
+import { actingAs } from '../../src/service/audit.js';
+import { type ConsoleService, sha256 } from '../../src/service/console.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -45,24 +46,24 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
     let consoleService: ConsoleService;
     let accountId: string;
     const make2 = (signup: 'open' | 'closed') =>
-      new ConsoleService(services, { publicUrl: () => 'https://tg.example/', signup, signupPlan: 'free' });
+      services.console({ publicUrl: () => 'https://tg.example/', signup, signupPlan: 'free' });
 
     beforeEach(async () => {
       fixture = await make();
       clock = new FixedClock(T0);
       await fixture.store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
       services = createServices({ store: fixture.store, clock, keyPrefix: 'tg', keySecret: KEY_SECRET });
-      const admin = services.as('admin:test');
-      const account = await admin.accounts.create({ name: 'Acme' });
+      const admin = actingAs('admin:test');
+      const account = await services.accounts.create({ name: 'Acme' }, admin);
       if (!account.ok) throw new Error(account.error.message);
       accountId = account.value.id;
-      await admin.users.add(accountId, 'Ann@Example.com', 'owner');
+      await services.users.add(accountId, 'Ann@Example.com', 'owner', admin);
       consoleService = make2('closed');
     });
     afterEach(async () => fixture.cleanup());
 
     it('keeps only a hash of the link token, and the link works once', async () => {
-      const made = await consoleService.operatorLink('cli:test', 'ann@example.com');
+      const made = await consoleService.operatorLink(actingAs('cli:test'), 'ann@example.com');
       expect(made.ok).toBe(true);
       const url = made.ok ? made.value.url : '';
       expect(url.startsWith('https://tg.example/console/auth?token=')).toBe(true);
@@ -127,8 +128,8 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
     });
 
     it('ends sessions when the last membership is removed, and signs out', async () => {
-      const admin = services.as('admin:test');
-      const bob = await admin.users.add(accountId, 'bob@example.com', 'member');
+      const admin = actingAs('admin:test');
+      const bob = await services.users.add(accountId, 'bob@example.com', 'member', admin);
       if (!bob.ok) throw new Error('no bob');
       const followed = await consoleService.followLink(
         tokenOf(await consoleService.makeLink({ email: 'bob@example.com' })),
@@ -154,9 +155,14 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
     });
 
     it('changes a role within the account only, audited as the user', async () => {
-      const other = await services.as('admin:test').accounts.create({ name: 'Other' });
+      const other = await services.accounts.create({ name: 'Other' }, actingAs('admin:test'));
       if (!other.ok) throw new Error('no account');
-      const stranger = await services.as('admin:test').users.add(other.value.id, 'eve@example.com', 'owner');
+      const stranger = await services.users.add(
+        other.value.id,
+        'eve@example.com',
+        'owner',
+        actingAs('admin:test'),
+      );
       if (!stranger.ok) throw new Error('no user');
       const refused = await consoleService.setRole('ann@example.com', accountId, stranger.value.id, 'member');
       expect(refused.ok).toBe(false);
@@ -164,7 +170,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
         (await services.users.list(other.value.id)).ok &&
           (await fixture.store.getUser(stranger.value.id))?.role,
       ).toBe('owner');
-      const bob = await services.as('admin:test').users.add(accountId, 'bob@example.com', 'member');
+      const bob = await services.users.add(accountId, 'bob@example.com', 'member', actingAs('admin:test'));
       if (!bob.ok) throw new Error('no bob');
       expect((await consoleService.setRole('ann@example.com', accountId, bob.value.id, 'owner')).ok).toBe(
         true,
@@ -183,7 +189,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
 
     it('sends no link to an unknown email while sign-up is closed, and signs up when open', async () => {
       expect(await consoleService.signInRequested('new@example.com', null)).toBeUndefined();
-      expect((await consoleService.operatorLink('cli:test', 'new@example.com')).ok).toBe(false);
+      expect((await consoleService.operatorLink(actingAs('cli:test'), 'new@example.com')).ok).toBe(false);
       // A link made while closed leads nowhere for an unknown email.
       const closedToken = tokenOf(await consoleService.makeLink({ email: 'new@example.com' }));
       expect((await consoleService.followLink(closedToken)).ok).toBe(false);
@@ -202,7 +208,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
     });
 
     it('sums usage by key and by tool as usage report does, from one query', async () => {
-      const other = await services.as('admin:test').accounts.create({ name: 'Other' });
+      const other = await services.accounts.create({ name: 'Other' }, actingAs('admin:test'));
       if (!other.ok) throw new Error('no account');
       const row = (
         accountId: string,
@@ -303,7 +309,9 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
         const f = await consoleService.followLink(token);
         expect(f.ok && f.value.next).toBe(`/console/a/${accountId}/`);
       }
-      expect((await consoleService.operatorLink('cli:test', 'ann@example.com', 'acc_nope')).ok).toBe(false);
+      expect(
+        (await consoleService.operatorLink(actingAs('cli:test'), 'ann@example.com', 'acc_nope')).ok,
+      ).toBe(false);
     });
   });
 }

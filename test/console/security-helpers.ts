@@ -4,7 +4,8 @@
  * users; and filling a route's path parameters with A's ids, B's, or A's account with B's other ids.
  */
 
-import { ConsoleService } from '../../src/console/service.js';
+import { actingAs } from '../../src/service/audit.js';
+import type { ConsoleService } from '../../src/service/console.js';
 import type { Services } from '../../src/service/index.js';
 import { addUser, type ConsoleApp, followLink } from './console-app-helpers.js';
 import { ConsoleClient, forms, links, type Page } from './console-client-helpers.js';
@@ -72,7 +73,7 @@ export async function world(h: ConsoleApp) {
   const hostile = await side(h.services, HOSTILE_ACCOUNT, `e${tag}`);
   await h.services.keys.create(hostile.accountId, HOSTILE_KEY);
 
-  const operator = new ConsoleService(h.services, {
+  const operator = h.services.console({
     publicUrl: () => h.url,
     signup: 'closed',
     signupPlan: 'free',
@@ -95,7 +96,7 @@ export async function world(h: ConsoleApp) {
 
     /** An operator's link for `email`, made on the database as `toolgate console link` makes it. */
     async link(email: string, accountId?: string): Promise<string> {
-      const made = await operator.operatorLink('cli:console-tests', email, accountId);
+      const made = await operator.operatorLink(actingAs('cli:console-tests'), email, accountId);
       if (!made.ok) throw new Error(`console link for ${email}: ${made.error.message}`);
       return made.value.url;
     },

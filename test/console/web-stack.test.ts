@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeReturnTo } from '../../src/console/service.js';
+import { safeReturnTo } from '../../src/service/console.js';
 import { accountWithKey } from '../helpers.js';
 import { Jar, pkce, REDIRECT, register } from '../oauth/flow.js';
 import { type Live, liveServer, person } from '../oauth/harness.js';
@@ -73,7 +73,7 @@ describe('the consent page is a console page', () => {
   beforeAll(async () => {
     live = await liveServer('sqlite');
     const { accountId } = await accountWithKey(live.services);
-    cookie = live.identity.signIn(await person(live.services, 'ann@example.com', [accountId]));
+    cookie = live.identity.signIn(await person(live, 'ann@example.com', [accountId]));
   });
   afterAll(async () => live?.close());
 
@@ -141,7 +141,7 @@ describe('CSRF on the console', () => {
     const token = csrfTokenOf(keysOfB.body)!;
     const csrfCookie = [...b.jar].find(([k]) => k.includes('csrf'))!;
     const sessionOfA = [...a.jar].find(([k]) => k.includes('session'))!;
-    const before = (await h.services.deps.store.listApiKeys(w.a.accountId)).length;
+    const before = (await h.store.listApiKeys(w.a.accountId)).length;
     const post = (session: [string, string]) =>
       h.app.inject({
         method: 'POST',
@@ -153,7 +153,7 @@ describe('CSRF on the console', () => {
         payload: new URLSearchParams({ _csrf: token, name: 'crossed' }).toString(),
       });
     expect((await post(sessionOfA)).statusCode).toBe(403);
-    expect((await h.services.deps.store.listApiKeys(w.a.accountId)).length).toBe(before);
+    expect((await h.store.listApiKeys(w.a.accountId)).length).toBe(before);
     // The same token with its own session is taken.
     const own = [...b.jar].find(([k]) => k.includes('session'))!;
     expect((await post(own)).statusCode).toBeLessThan(400);

@@ -72,7 +72,7 @@ describe('a client identified by its metadata document (CIMD)', () => {
       undiciFetch(url, { ...init, dispatcher: agent } as never)) as unknown as typeof fetch;
     live = await liveServer('sqlite', { fetch: trusting });
     accountId = (await accountWithKey(live.services)).accountId;
-    cookie = live.identity.signIn(await person(live.services, 'cim@example.com', [accountId]));
+    cookie = live.identity.signIn(await person(live, 'cim@example.com', [accountId]));
   });
   afterAll(async () => {
     await live?.close();

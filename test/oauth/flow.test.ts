@@ -21,7 +21,7 @@ describe.each(backends)('OAuth authorization code flow on %s', (backend) => {
     live = await liveServer(backend);
     accountA = (await accountWithKey(live.services, { name: 'Alpha' })).accountId;
     accountB = (await accountWithKey(live.services, { name: 'Beta' })).accountId;
-    cookie = live.identity.signIn(await person(live.services, 'ada@example.com', [accountA, accountB]));
+    cookie = live.identity.signIn(await person(live, 'ada@example.com', [accountA, accountB]));
   });
   afterAll(async () => live?.close());
 

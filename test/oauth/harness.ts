@@ -98,19 +98,22 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
   const catalogue = opts.catalogue
     ? await serveCatalogue({ catalogue: store.catalogue, env: {}, upstreamEnv: [] })
     : undefined;
-  const services = createServices(
-    catalogue ? { ...base, catalogueChanged: () => catalogue.refresh() } : base,
-  );
   const identity = new TestIdentity();
   let url = '';
+  // As the server makes them: OAuth first, its bearer check handed to the key service.
   const oauth = new OAuthServer({
-    services,
+    store,
+    reads,
     secret: KEY_SECRET,
     publicUrl: () => opts.publicUrl ?? url,
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
+  const services = createServices(
+    catalogue ? { ...base, catalogueChanged: () => catalogue.refresh() } : base,
+    oauth.bearer,
+  );
   const sink = opts.console ? await startSmtpSink() : undefined;
   const app = await buildApp({
     services,
@@ -143,12 +146,16 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
 }
 
 /** A person who belongs to these accounts (each as a user added to it). */
-export async function person(services: Services, email: string, accountIds: string[]): Promise<SignedIn> {
+export async function person(
+  { services, store }: { services: Services; store: Store },
+  email: string,
+  accountIds: string[],
+): Promise<SignedIn> {
   const memberships: SignedIn['memberships'] = [];
   for (const accountId of accountIds) {
     const user = await services.users.add(accountId, email, 'owner');
     if (!user.ok) throw new Error(user.error.message);
-    const account = await services.deps.store.getAccount(accountId);
+    const account = await store.getAccount(accountId);
     memberships.push({ accountId, accountName: account!.name, userId: user.value.id, role: 'owner' });
   }
   return { email, sessionId: `ses_${randomBytes(6).toString('hex')}`, memberships };

@@ -26,7 +26,7 @@ describe.skipIf(!available)('OAuth across two servers on one PostgreSQL', () => 
 
   it('a token from one server works on the other, and a revocation on one is seen by the other at once', async () => {
     const accountId = (await accountWithKey(a.services)).accountId;
-    const cookie = a.identity.signIn(await person(a.services, 'lee@example.com', [accountId]));
+    const cookie = a.identity.signIn(await person(a, 'lee@example.com', [accountId]));
     const clientId = String((await register(a)).body.client_id);
     const t = await exchange(a, await authorize(a, clientId, cookie, accountId));
     // On the other server: the token, a refresh, and the same account.

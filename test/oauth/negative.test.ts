@@ -24,7 +24,7 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     live = await liveServer(backend);
     mine = (await accountWithKey(live.services, { name: 'Mine' })).accountId;
     theirs = (await accountWithKey(live.services, { name: 'Theirs' })).accountId;
-    cookie = live.identity.signIn(await person(live.services, 'bob@example.com', [mine]));
+    cookie = live.identity.signIn(await person(live, 'bob@example.com', [mine]));
     clientId = String((await register(live)).body.client_id);
   });
   afterAll(async () => live?.close());
@@ -180,9 +180,9 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     skip: s,
   }) => {
     if (skip) return s();
-    const before = (await live.services.deps.store.listApiKeys(theirs)).length;
+    const before = (await live.store.listApiKeys(theirs)).length;
     await expect(authorize(live, clientId, cookie, theirs)).rejects.toThrow(/no redirect to the client: 403/);
-    expect((await live.services.deps.store.listApiKeys(theirs)).length).toBe(before);
+    expect((await live.store.listApiKeys(theirs)).length).toBe(before);
   });
 
   it('consent without the CSRF token, from another browser, or replayed is refused', async ({ skip: s }) => {
@@ -261,7 +261,7 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     const grants = keys.value.filter((k) => k.hint === 'oauth grant');
     expect(grants.length).toBeGreaterThan(0);
     expect(grants[0]!.name).toBe('OAuth: Test connector');
-    const audit = await live.services.deps.store.listAudit({ limit: 500, accountId: mine });
+    const audit = await live.store.listAudit({ limit: 500, accountId: mine });
     const created = audit.find((e) => e.action === 'key.create' && e.targetId === grants[0]!.id);
     expect(created?.actor).toBe(`user:bob@example.com via oauth:${clientId}`);
     // Another account's grant cannot be revoked through this one.
@@ -277,7 +277,7 @@ describe('an expired access token', () => {
     const clock = new FixedClock(Date.now());
     live = await liveServer('sqlite', { accessTokenTtl: 60, clock });
     const accountId = (await accountWithKey(live.services)).accountId;
-    const cookie = live.identity.signIn(await person(live.services, 'eve@example.com', [accountId]));
+    const cookie = live.identity.signIn(await person(live, 'eve@example.com', [accountId]));
     const clientId = String((await register(live)).body.client_id);
     const t = await exchange(live, await authorize(live, clientId, cookie, accountId));
     expect(Number(t.body.expires_in)).toBe(60);
@@ -291,7 +291,7 @@ describe('an expired access token', () => {
     await live?.close();
     live = await liveServer('sqlite', { accessTokenTtl: 24 * 3600 });
     const accountId = (await accountWithKey(live.services)).accountId;
-    const cookie = live.identity.signIn(await person(live.services, 'eve@example.com', [accountId]));
+    const cookie = live.identity.signIn(await person(live, 'eve@example.com', [accountId]));
     const clientId = String((await register(live)).body.client_id);
     const t = await exchange(live, await authorize(live, clientId, cookie, accountId));
     expect(Number(t.body.expires_in)).toBe(3600);

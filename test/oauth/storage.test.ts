@@ -47,7 +47,7 @@ describe.each(backends)('OAuth storage on %s', (backend) => {
     }
     live = await liveServer(backend);
     accountId = (await accountWithKey(live.services)).accountId;
-    cookie = live.identity.signIn(await person(live.services, 'kim@example.com', [accountId]));
+    cookie = live.identity.signIn(await person(live, 'kim@example.com', [accountId]));
   });
   afterAll(async () => live?.close());
 

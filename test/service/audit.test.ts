@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assertNoCredentials } from '../../src/domain/audit.js';
+import { actingAs } from '../../src/service/audit.js';
 import { type Harness, scratchServices } from '../helpers.js';
 
 describe('services acting as someone', () => {
@@ -15,30 +16,30 @@ describe('services acting as someone', () => {
     return listed.value;
   };
 
-  it('audit under the actor given to as(); the bare services audit nothing', async () => {
+  it('audit under the actor each call is given; a call given none audits nothing', async () => {
     const bare = await h.services.accounts.create({ name: 'Internal' });
     expect(bare.ok).toBe(true);
     expect(await trail()).toEqual([]);
 
-    const ops = h.services.as('admin:ops');
-    const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
+    const ops = actingAs('admin:ops');
+    const acc = await h.services.accounts.create({ name: 'Acme', tokens: 5 }, ops);
     if (!acc.ok) throw new Error(acc.error.message);
-    await h.services.as('cli:ann').tokens.apply(acc.value.id, { kind: 'grant', amount: 1 });
+    await h.services.tokens.apply(acc.value.id, { kind: 'grant', amount: 1 }, actingAs('cli:ann'));
     expect((await trail()).map((e) => [e.actor, e.action])).toEqual([
       ['admin:ops', 'account.create'],
       ['cli:ann', 'tokens.grant'],
     ]);
-    // as() makes a view: the services it came from still act as no one.
+    // A change given no one acting is not audited.
     await h.services.tokens.apply(acc.value.id, { kind: 'grant', amount: 1 });
     expect(await trail()).toHaveLength(2);
   });
 
   it('never audit metering (meter, the usage endpoint), even when acting as someone; the CLI record is audited', async () => {
-    const ops = h.services.as('admin:ops');
-    const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
+    const ops = actingAs('admin:ops');
+    const acc = await h.services.accounts.create({ name: 'Acme', tokens: 5 }, ops);
     if (!acc.ok) throw new Error(acc.error.message);
     const snapshot = await h.store.getSnapshot(acc.value.id);
-    const metered = await ops.usage.meter({
+    const metered = await h.services.usage.meter({
       snapshot: snapshot!,
       category: 'enrich',
       amounts: { records: 1, requests: 1 },
@@ -48,10 +49,10 @@ describe('services acting as someone', () => {
     expect(metered.ok).toBe(true);
     expect((await trail()).map((e) => e.action)).toEqual(['account.create']);
     // The usage endpoint's record is metering traffic too: not audited.
-    expect((await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 })).ok).toBe(true);
+    expect((await h.services.usage.record(acc.value.id, { category: 'enrich', records: 1 })).ok).toBe(true);
     expect((await trail()).map((e) => e.action)).toEqual(['account.create']);
     // The CLI's, an operator's hand, is.
-    await ops.usage.record(acc.value.id, { category: 'enrich', records: 1 }, { audit: true });
+    await h.services.usage.record(acc.value.id, { category: 'enrich', records: 1 }, ops);
     expect((await trail()).map((e) => e.action)).toEqual(['account.create', 'usage.record']);
   });
 });

@@ -16,7 +16,7 @@ afterEach(() => h.close());
 it('300 concurrent consumptions crossing 80% and 100% record exactly one event each', async () => {
   const interest = new WebhookInterest(h.store, { warn() {} });
   const services = createServices({
-    ...h.services.deps,
+    ...h.deps,
     webhookInterest: interest,
     webhookAllowPrivate: true,
   });

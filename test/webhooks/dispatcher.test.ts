@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/domain/clock.js';
 import type { Result } from '../../src/domain/errors.js';
 import { RETRY_DELAYS_SECONDS } from '../../src/domain/webhooks.js';
-import { createServices, type Services } from '../../src/service/index.js';
+import { createServices, type ServiceDeps, type Services } from '../../src/service/index.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { WebhookInterest } from '../../src/webhooks/interest.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
@@ -28,6 +28,7 @@ describe('webhook dispatcher', () => {
   let receiver: Receiver;
   let clock: FixedClock;
   let services: Services;
+  let deps: ServiceDeps;
   let sender: WebhookSender;
   let dispatcher: WebhookDispatcher;
   let outcomes: string[];
@@ -51,13 +52,14 @@ describe('webhook dispatcher', () => {
       random: () => random,
       onOutcome: (o) => outcomes.push(o),
     });
-    services = createServices({
-      ...h.services.deps,
+    deps = {
+      ...h.deps,
       clock,
       webhookInterest: interest,
       webhookAllowPrivate: true,
       webhooksChanged: () => interest.refresh(),
-    });
+    };
+    services = createServices(deps);
   });
 
   afterEach(async () => {
@@ -185,7 +187,7 @@ describe('webhook dispatcher', () => {
   });
 
   it('refuses loopback endpoints unless private addresses are allowed, at add and at send', async () => {
-    const strict = createServices({ ...services.deps, webhookAllowPrivate: false });
+    const strict = createServices({ ...deps, webhookAllowPrivate: false });
     const refused = await strict.webhooks.add({ url: receiver.url });
     expect(refused.ok).toBe(false);
     expect(!refused.ok && refused.error.message).toMatch(/127\.0\.0\.1.*TOOLGATE_WEBHOOK_ALLOW_PRIVATE/);
