@@ -44,7 +44,7 @@ export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
   const parts = await openParts(config, logger);
-  const { store, catalogue } = parts;
+  const { catalogue } = parts;
   // The console's links and OAuth's issuer name the public URL; without one, the address this
   // server listens on (known once it does).
   let listening = '';

@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../../src/domain/clock.js';
 import type { UsageRow } from '../../src/domain/usage-history.js';
 import { actingAs } from '../../src/service/audit.js';
-import type { ConsoleService } from '../../src/service/console.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import { cpuSeconds } from '../lib/cpu.js';

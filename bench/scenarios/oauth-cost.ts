@@ -9,7 +9,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { systemClock } from '../../src/domain/clock.js';
 import { actingAs } from '../../src/service/audit.js';
-import type { ConsoleService } from '../../src/service/console.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import type { LoadRequest } from '../lib/load.js';

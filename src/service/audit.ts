@@ -28,6 +28,22 @@ export const actingAs = (actor: string): AuditContext => Object.freeze({ actor }
  */
 export function draftAudit(
   deps: Pick<ServiceDeps, 'clock'>,
+  by: AuditContext,
+  action: AuditAction,
+  accountId: string | null,
+  targetId: string | null,
+  details: AuditDetails,
+): AuditEntry;
+export function draftAudit(
+  deps: Pick<ServiceDeps, 'clock'>,
+  by: AuditContext | undefined,
+  action: AuditAction,
+  accountId: string | null,
+  targetId: string | null,
+  details: AuditDetails,
+): AuditEntry | undefined;
+export function draftAudit(
+  deps: Pick<ServiceDeps, 'clock'>,
   by: AuditContext | undefined,
   action: AuditAction,
   accountId: string | null,

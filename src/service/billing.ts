@@ -33,7 +33,8 @@ export interface CountsView {
   failed: number;
 }
 
-const view = (c: UsageCounts): CountsView => ({
+/** Usage counts as every answer names them (snake_case). */
+export const countsView = (c: UsageCounts): CountsView => ({
   calls: c.calls,
   tokens: c.tokens,
   records: c.records,
@@ -111,7 +112,7 @@ export class BillingService {
     const days = daysBetween(from, to).map((date) => {
       const counts = byDay.get(date) ?? zeroCounts();
       addCounts(totals, counts);
-      return { date, ...view(counts) };
+      return { date, ...countsView(counts) };
     });
     return {
       period,
@@ -119,7 +120,7 @@ export class BillingService {
       end_date: to,
       token_balance: balanceOf(snapshot),
       days,
-      totals: view(totals),
+      totals: countsView(totals),
     };
   }
 
@@ -145,11 +146,11 @@ export class BillingService {
     if (by === 'day') {
       // Every day of the range, days without calls included.
       const byDay = new Map(groups.map((g) => [g.group, g]));
-      rows = daysBetween(from, to).map((day) => ({ day, ...view(byDay.get(day) ?? zeroCounts()) }));
+      rows = daysBetween(from, to).map((day) => ({ day, ...countsView(byDay.get(day) ?? zeroCounts()) }));
     } else {
-      rows = groups.map((g) => ({ [member]: g.group, ...view(g) }));
+      rows = groups.map((g) => ({ [member]: g.group, ...countsView(g) }));
     }
-    return ok({ account_id: accountId, from, to, by, rows, totals: view(totals) });
+    return ok({ account_id: accountId, from, to, by, rows, totals: countsView(totals) });
   }
 
   /** The stored groups (settled days from memory), with this server's counts not yet written added in. */

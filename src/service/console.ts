@@ -9,12 +9,11 @@ import type { AuditEntry } from '../domain/audit.js';
 import { nowSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { UsageCounts } from '../domain/usage-history.js';
 import { validateUser } from '../domain/users.js';
 import type { ConsoleLink, ConsoleMembership, ConsoleStore, UsageGroup } from '../store/store.js';
 import type { AccountService } from './accounts.js';
-import { type AuditContext, actingAs } from './audit.js';
-import type { BillingService, CountsView } from './billing.js';
+import { type AuditContext, actingAs, draftAudit } from './audit.js';
+import { type BillingService, type CountsView, countsView } from './billing.js';
 import type { ServiceDeps } from './context.js';
 import type { UserService } from './users.js';
 
@@ -99,15 +98,6 @@ export interface UsageBreakdown {
   byKey: BreakdownRow[];
 }
 
-const countsView = (c: UsageCounts): CountsView => ({
-  calls: c.calls,
-  tokens: c.tokens,
-  records: c.records,
-  with_data: c.withData,
-  without_data: c.withoutData,
-  failed: c.failed,
-});
-
 export interface Followed {
   /** The session cookie's value: given to the browser, never stored. */
   cookieValue: string;
@@ -184,15 +174,7 @@ export class ConsoleService {
     } else if (memberships.length === 0 && !this.signupOpen) {
       return fail('not_found', `No account has a user ${address} (and sign-up is closed).`);
     }
-    const audit: AuditEntry = {
-      id: newId('aud', this.deps.clock.now()),
-      at: this.now(),
-      actor: by.actor,
-      action: 'console.link',
-      accountId: accountId ?? null,
-      targetId: null,
-      details: { email: address },
-    };
+    const audit = draftAudit(this.deps, by, 'console.link', accountId ?? null, null, { email: address });
     return ok({ url: await this.makeLink({ email: address, accountId: accountId ?? null }, audit) });
   }
 
@@ -245,15 +227,9 @@ export class ConsoleService {
     const sessionId = newId('ses', this.deps.clock.now());
     await this.store.addSession(
       { id: sessionId, tokenHash: sha256(cookieValue), email: link.email, createdAt: t, lastSeenAt: t },
-      {
-        id: newId('aud', this.deps.clock.now()),
-        at: t,
-        actor: userActor(link.email).actor,
-        action: 'console.sign_in',
-        accountId: link.accountId,
-        targetId: sessionId,
-        details: { purpose: link.purpose },
-      },
+      draftAudit(this.deps, userActor(link.email), 'console.sign_in', link.accountId, sessionId, {
+        purpose: link.purpose,
+      }),
     );
     const linked = link.accountId && memberships.find((m) => m.accountId === link.accountId);
     const only = memberships.length === 1 ? memberships[0] : undefined;
@@ -292,15 +268,10 @@ export class ConsoleService {
   }
 
   async signOut(who: SignedIn): Promise<void> {
-    await this.store.endSession(who.sessionId, {
-      id: newId('aud', this.deps.clock.now()),
-      at: this.now(),
-      actor: userActor(who.email).actor,
-      action: 'console.sign_out',
-      accountId: null,
-      targetId: who.sessionId,
-      details: {},
-    });
+    await this.store.endSession(
+      who.sessionId,
+      draftAudit(this.deps, userActor(who.email), 'console.sign_out', null, who.sessionId, {}),
+    );
   }
 
   /**
@@ -328,15 +299,10 @@ export class ConsoleService {
     if (!valid.ok) return valid;
     const user = await this.deps.store.getUser(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
-    const audit = {
-      id: newId('aud', this.deps.clock.now()),
-      at: this.now(),
-      actor: userActor(actorEmail).actor,
-      action: 'user.role' as const,
-      accountId,
-      targetId: userId,
-      details: { email: user.email, role: valid.value.role },
-    };
+    const audit = draftAudit(this.deps, userActor(actorEmail), 'user.role', accountId, userId, {
+      email: user.email,
+      role: valid.value.role,
+    });
     const updated = await this.store.setUserRole(userId, valid.value.role, audit);
     return updated ? ok(updated) : fail('not_found', `No user "${userId}".`);
   }

@@ -5,7 +5,6 @@
  */
 
 import { actingAs } from '../../src/service/audit.js';
-import type { ConsoleService } from '../../src/service/console.js';
 import type { Services } from '../../src/service/index.js';
 import { addUser, type ConsoleApp, followLink } from './console-app-helpers.js';
 import { ConsoleClient, forms, links, type Page } from './console-client-helpers.js';

@@ -8,7 +8,7 @@ import type { Services } from '../../service/index.js';
 import { type AdminApp, by, doc, Id, strict } from './admin-doc.js';
 
 export function adminPlanRoutes(app: AdminApp, s: Services): void {
-  app.get('/plans', { schema: doc('listPlans', 'The plan catalogue') }, async (request) => ({
+  app.get('/plans', { schema: doc('listPlans', 'The plan catalogue') }, async (_request) => ({
     data: await s.plans.list(),
   }));
 

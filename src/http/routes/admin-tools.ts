@@ -10,7 +10,7 @@ import { type AdminApp, by, doc } from './admin-doc.js';
 const Name = Type.Object({ name: Type.String({ maxLength: 100 }) });
 
 export function adminToolRoutes(app: AdminApp, s: Services): void {
-  app.get('/tools', { schema: doc('listTools', 'The tool catalogue, by name') }, async (request) => ({
+  app.get('/tools', { schema: doc('listTools', 'The tool catalogue, by name') }, async (_request) => ({
     data: await s.catalogue.list(),
   }));
 

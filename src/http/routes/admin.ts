@@ -4,7 +4,7 @@
  * Every handler acts as the token's name, so every change it makes is in the audit trail.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AdminToken } from '../../config.js';
 import { ApiError } from '../../domain/api-error.js';
 import { type AuditContext, actingAs } from '../../service/audit.js';
