@@ -46,13 +46,14 @@ function addCommand(webhooks: Command): void {
         opts: JsonOption & {
           url: string;
           server?: string;
+          allowHttp?: boolean;
           events?: string[];
           account?: string;
           thresholds?: unknown[];
         },
       ) => {
         // --url is the endpoint's here (the product's word for it): the server is --server or TOOLGATE_URL.
-        const added = await withAdmin({ url: opts.server }, (a) =>
+        const added = await withAdmin({ url: opts.server, allowHttp: opts.allowHttp }, (a) =>
           a.webhooks.add({
             url: opts.url,
             ...(opts.events ? { events: opts.events } : {}),
