@@ -116,7 +116,7 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(HINTS);
 
 /** TOOLGATE_* variables read by the CLI (an operator's shell may hold them while starting a server). */
-const CLI_VARIABLES = ['TOOLGATE_URL', 'TOOLGATE_API_KEY'];
+const CLI_VARIABLES = ['TOOLGATE_URL', 'TOOLGATE_API_KEY', 'TOOLGATE_ALLOW_HTTP'];
 /** Prefixes of the variables the test suite, the bench and CI read: theirs, not the server's. */
 const TOOLING_PREFIXES = [
   'TOOLGATE_TEST_',

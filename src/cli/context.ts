@@ -15,6 +15,7 @@ import type { Services } from '../service/index.js';
 import type { Store } from '../store/store.js';
 import { type Admin, localAdmin } from './admin-port.js';
 import { CliError } from './output.js';
+import { refuseClearText } from './remote-transport.js';
 
 async function open() {
   const [{ loadConfig, resolveKeySecrets }, { openStore }, { createServices }] = await Promise.all([
@@ -120,10 +121,16 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
 /**
  * Runs `work` with the admin port: over the admin API of `opts.url` (`--url` or TOOLGATE_URL) with
  * TOOLGATE_ADMIN_TOKEN, else on the database as withServices does. Commands never know which.
+ * A plain http URL must be loopback, or allowed (`--allow-http`): see remote-transport.ts.
  */
-export async function withAdmin<T>(opts: { url?: string }, work: (admin: Admin) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(
+  opts: { url?: string; allowHttp?: boolean },
+  work: (admin: Admin) => Promise<T>,
+): Promise<T> {
   // Every change made on the database is audited as the CLI's user.
   if (opts.url === undefined) return withServices((s) => work(localAdmin(s, actingAs(cliActor()))));
+  // Before anything is read or sent: the token goes in clear to this machine only (or when allowed).
+  refuseClearText(opts.url, opts.allowHttp);
   const [{ parseAdminTokens }, { ToolgateAdminClient }, { remoteAdmin }] = await Promise.all([
     import('../config.js'),
     import('../client/admin-client.js'),

@@ -71,6 +71,7 @@ const LOCAL_ONLY = new Set(['serve', 'migrate', 'account']);
 /**
  * Gives every command that has one the `--url <server>` option (TOOLGATE_URL): through that server's
  * admin API instead of the database. `webhooks add` has `--url` for its endpoint, so `--server` there.
+ * With it `--allow-http`: plain http to a server that is not loopback is refused without it.
  */
 function addServerOption(program: Command): void {
   for (const group of program.commands) {
@@ -84,6 +85,12 @@ function addServerOption(program: Command): void {
         )
           .env('TOOLGATE_URL')
           .argParser(httpUrl),
+      );
+      leaf.addOption(
+        new Option(
+          '--allow-http',
+          'send the admin token over plain http to a server that is not loopback (TOOLGATE_ALLOW_HTTP=true)',
+        ),
       );
     }
   }

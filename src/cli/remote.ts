@@ -25,113 +25,47 @@ function asCliError(err: unknown, exitCode?: number): unknown {
   return new CliError(err.code, err.message, details, exitCode);
 }
 
-export function remoteAdmin(client: ToolgateAdminClient): Admin {
-  const call = async <T>(
-    method: string,
-    path: string,
-    opts: { query?: Record<string, string | number | undefined>; body?: unknown } = {},
-  ): Promise<T> => {
+type Query = Record<string, string | number | undefined>;
+
+/** The admin API as the groups below use it: one request, or a list's `data`, errors as CliErrors. */
+interface Wire {
+  client: ToolgateAdminClient;
+  call<T>(method: string, path: string, opts?: { query?: Query; body?: unknown }): Promise<T>;
+  data<T>(path: string, query?: Query): Promise<T>;
+}
+
+function wireOf(client: ToolgateAdminClient): Wire {
+  const call = async <T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}) => {
     try {
       return await client.request<T>(method, path, opts);
     } catch (err) {
       throw asCliError(err);
     }
   };
-  const data = async <T>(path: string, query?: Record<string, string | number | undefined>) =>
+  const data = async <T>(path: string, query?: Query) =>
     (await call<{ data: T }>('GET', path, query ? { query } : {})).data;
+  return { client, call, data };
+}
 
+export function remoteAdmin(client: ToolgateAdminClient): Admin {
+  const wire = wireOf(client);
   return {
-    accounts: {
-      create: (input) => call<AdminAccountRecord>('POST', '/accounts', { body: input }),
-      list: (page) => data<AdminAccountRecord[]>('/accounts', { limit: page.limit, after: page.after }),
-      get: (id) => call<AdminAccountRecord>('GET', `/accounts/${seg(id)}`),
-      update: (id, patch) => call<AdminAccountRecord>('PATCH', `/accounts/${seg(id)}`, { body: patch }),
-    },
-    keys: {
-      create: (accountId, name) =>
-        call<KeyRecord & { key: string }>('POST', `/accounts/${seg(accountId)}/keys`, {
-          body: name === undefined ? {} : { name },
-        }),
-      list: (accountId) => data<KeyRecord[]>(`/accounts/${seg(accountId)}/keys`),
-      revoke: (keyId) => call<KeyRecord>('DELETE', `/keys/${seg(keyId)}`),
-    },
-    users: {
-      add: (accountId, email, role) =>
-        call<UserRecord>('POST', `/accounts/${seg(accountId)}/users`, { body: { email, role } }),
-      list: (accountId) => data<UserRecord[]>(`/accounts/${seg(accountId)}/users`),
-      remove: (userId) => call<UserRecord>('DELETE', `/users/${seg(userId)}`),
-    },
-    tokens: {
-      apply: (accountId, input) =>
-        call<TokenAnswer>('POST', `/accounts/${seg(accountId)}/tokens`, { body: input }),
-      ledger: (accountId, page) =>
-        data<LedgerRecord[]>(`/accounts/${seg(accountId)}/tokens`, { limit: page.limit, after: page.after }),
-    },
-    usage: {
-      record: async (accountId, input) => {
-        try {
-          const { body, headers } = await client.exchange<UsageAnswer>(
-            'POST',
-            `/accounts/${seg(accountId)}/usage`,
-            { body: input },
-          );
-          return { response: body, replayed: headers.get('idempotent-replayed') === 'true' };
-        } catch (err) {
-          throw asCliError(err);
-        }
-      },
-      history: (accountId, input) =>
-        call<HistoryView>('GET', `/accounts/${seg(accountId)}/usage/history`, { query: input }),
-    },
+    accounts: remoteAccounts(wire),
+    keys: remoteKeys(wire),
+    users: remoteUsers(wire),
+    tokens: remoteTokens(wire),
+    usage: remoteUsage(wire),
     audit: {
       list: (input) =>
-        data<AuditRecord[]>('/audit', {
+        wire.data<AuditRecord[]>('/audit', {
           account_id: input.accountId,
           limit: input.limit,
           after: input.after,
         }),
     },
-    plans: {
-      list: () => data<PlanView[]>('/plans'),
-      // The API takes a whole plan: the limits given are applied to the plan as the server has it,
-      // by the rules the database mode applies them with; what is not given stays as it is.
-      set: async (id, assignments, unlimited, subscription) => {
-        const existing = (await data<PlanView[]>('/plans')).find((p) => p.id === id);
-        const limits = unwrap(applyLimitAssignments(existing?.limits, assignments));
-        return call<PlanView>('PUT', `/plans/${seg(id)}`, {
-          body: {
-            unlimited: unlimited ?? existing?.unlimited ?? false,
-            limits,
-            subscription: subscription === undefined ? (existing?.subscription ?? null) : subscription,
-          },
-        });
-      },
-    },
-    tools: {
-      import: async (catalogue, dryRun) => {
-        try {
-          return await client.request<ImportAnswer>('POST', '/tools/import', {
-            query: { dry_run: dryRun ? 'true' : undefined },
-            body: catalogue,
-          });
-        } catch (err) {
-          // Refused members are a failure of the command (exit 1), as in the database mode.
-          throw asCliError(err, err instanceof ToolgateError && err.status === 400 ? EXIT_FAILED : undefined);
-        }
-      },
-      list: () => data<ToolRecord[]>('/tools'),
-      get: (name) => call<ToolRecord>('GET', `/tools/${seg(name)}`),
-      remove: (name) => call<ToolRecord>('DELETE', `/tools/${seg(name)}`),
-    },
-    webhooks: {
-      add: (input) => call<EndpointRecord & { secret: string }>('POST', '/webhooks', { body: input }),
-      list: (accountId) => data<EndpointRecord[]>('/webhooks', { account_id: accountId }),
-      remove: (id) => call<EndpointRecord>('DELETE', `/webhooks/${seg(id)}`),
-      deliveries: (id, page) =>
-        data<DeliveryRecord[]>(`/webhooks/${seg(id)}/deliveries`, { limit: page.limit, after: page.after }),
-      replay: (id) => call<DeliveryRecord>('POST', `/webhook-deliveries/${seg(id)}/replay`),
-      test: (id) => call<DeliveryRecord>('POST', `/webhooks/${seg(id)}/test`),
-    },
+    plans: remotePlans(wire),
+    tools: remoteTools(wire),
+    webhooks: remoteWebhooks(wire),
     console: {
       link: async (email, accountId) => {
         try {
@@ -141,5 +75,112 @@ export function remoteAdmin(client: ToolgateAdminClient): Admin {
         }
       },
     },
+  };
+}
+
+function remoteAccounts({ call, data }: Wire): Admin['accounts'] {
+  return {
+    create: (input) => call<AdminAccountRecord>('POST', '/accounts', { body: input }),
+    list: (page) => data<AdminAccountRecord[]>('/accounts', { limit: page.limit, after: page.after }),
+    get: (id) => call<AdminAccountRecord>('GET', `/accounts/${seg(id)}`),
+    update: (id, patch) => call<AdminAccountRecord>('PATCH', `/accounts/${seg(id)}`, { body: patch }),
+  };
+}
+
+function remoteKeys({ call, data }: Wire): Admin['keys'] {
+  return {
+    create: (accountId, name) =>
+      call<KeyRecord & { key: string }>('POST', `/accounts/${seg(accountId)}/keys`, {
+        body: name === undefined ? {} : { name },
+      }),
+    list: (accountId) => data<KeyRecord[]>(`/accounts/${seg(accountId)}/keys`),
+    revoke: (keyId) => call<KeyRecord>('DELETE', `/keys/${seg(keyId)}`),
+  };
+}
+
+function remoteUsers({ call, data }: Wire): Admin['users'] {
+  return {
+    add: (accountId, email, role) =>
+      call<UserRecord>('POST', `/accounts/${seg(accountId)}/users`, { body: { email, role } }),
+    list: (accountId) => data<UserRecord[]>(`/accounts/${seg(accountId)}/users`),
+    remove: (userId) => call<UserRecord>('DELETE', `/users/${seg(userId)}`),
+  };
+}
+
+function remoteTokens({ call, data }: Wire): Admin['tokens'] {
+  return {
+    apply: (accountId, input) =>
+      call<TokenAnswer>('POST', `/accounts/${seg(accountId)}/tokens`, { body: input }),
+    ledger: (accountId, page) =>
+      data<LedgerRecord[]>(`/accounts/${seg(accountId)}/tokens`, { limit: page.limit, after: page.after }),
+  };
+}
+
+function remoteUsage({ client, call }: Wire): Admin['usage'] {
+  return {
+    record: async (accountId, input) => {
+      try {
+        const { body, headers } = await client.exchange<UsageAnswer>(
+          'POST',
+          `/accounts/${seg(accountId)}/usage`,
+          { body: input },
+        );
+        return { response: body, replayed: headers.get('idempotent-replayed') === 'true' };
+      } catch (err) {
+        throw asCliError(err);
+      }
+    },
+    history: (accountId, input) =>
+      call<HistoryView>('GET', `/accounts/${seg(accountId)}/usage/history`, { query: input }),
+  };
+}
+
+function remotePlans({ call, data }: Wire): Admin['plans'] {
+  return {
+    list: () => data<PlanView[]>('/plans'),
+    // The API takes a whole plan: the limits given are applied to the plan as the server has it,
+    // by the rules the database mode applies them with; what is not given stays as it is.
+    set: async (id, assignments, unlimited, subscription) => {
+      const existing = (await data<PlanView[]>('/plans')).find((p) => p.id === id);
+      const limits = unwrap(applyLimitAssignments(existing?.limits, assignments));
+      return call<PlanView>('PUT', `/plans/${seg(id)}`, {
+        body: {
+          unlimited: unlimited ?? existing?.unlimited ?? false,
+          limits,
+          subscription: subscription === undefined ? (existing?.subscription ?? null) : subscription,
+        },
+      });
+    },
+  };
+}
+
+function remoteTools({ client, call, data }: Wire): Admin['tools'] {
+  return {
+    import: async (catalogue, dryRun) => {
+      try {
+        return await client.request<ImportAnswer>('POST', '/tools/import', {
+          query: { dry_run: dryRun ? 'true' : undefined },
+          body: catalogue,
+        });
+      } catch (err) {
+        // Refused members are a failure of the command (exit 1), as in the database mode.
+        throw asCliError(err, err instanceof ToolgateError && err.status === 400 ? EXIT_FAILED : undefined);
+      }
+    },
+    list: () => data<ToolRecord[]>('/tools'),
+    get: (name) => call<ToolRecord>('GET', `/tools/${seg(name)}`),
+    remove: (name) => call<ToolRecord>('DELETE', `/tools/${seg(name)}`),
+  };
+}
+
+function remoteWebhooks({ call, data }: Wire): Admin['webhooks'] {
+  return {
+    add: (input) => call<EndpointRecord & { secret: string }>('POST', '/webhooks', { body: input }),
+    list: (accountId) => data<EndpointRecord[]>('/webhooks', { account_id: accountId }),
+    remove: (id) => call<EndpointRecord>('DELETE', `/webhooks/${seg(id)}`),
+    deliveries: (id, page) =>
+      data<DeliveryRecord[]>(`/webhooks/${seg(id)}/deliveries`, { limit: page.limit, after: page.after }),
+    replay: (id) => call<DeliveryRecord>('POST', `/webhook-deliveries/${seg(id)}/replay`),
+    test: (id) => call<DeliveryRecord>('POST', `/webhooks/${seg(id)}/test`),
   };
 }

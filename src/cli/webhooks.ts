@@ -19,7 +19,16 @@ export function registerWebhooks(program: Command): void {
   const webhooks = program
     .command('webhooks')
     .description('signed webhooks: add, list and remove endpoints; see and replay deliveries');
+  addCommand(webhooks);
+  listCommand(webhooks);
+  removeCommand(webhooks);
+  deliveriesCommand(webhooks);
+  testCommand(webhooks);
+  replayCommand(webhooks);
+}
 
+/** `webhooks add`: a new endpoint, its signing secret printed once. */
+function addCommand(webhooks: Command): void {
   webhooks
     .command('add')
     .description('add an endpoint; its signing secret is printed now and never again')
@@ -37,13 +46,14 @@ export function registerWebhooks(program: Command): void {
         opts: JsonOption & {
           url: string;
           server?: string;
+          allowHttp?: boolean;
           events?: string[];
           account?: string;
           thresholds?: unknown[];
         },
       ) => {
         // --url is the endpoint's here (the product's word for it): the server is --server or TOOLGATE_URL.
-        const added = await withAdmin({ url: opts.server }, (a) =>
+        const added = await withAdmin({ url: opts.server, allowHttp: opts.allowHttp }, (a) =>
           a.webhooks.add({
             url: opts.url,
             ...(opts.events ? { events: opts.events } : {}),
@@ -65,7 +75,10 @@ export function registerWebhooks(program: Command): void {
         );
       },
     );
+}
 
+/** `webhooks list`: the endpoints, a page at a time. */
+function listCommand(webhooks: Command): void {
   withPageOptions(
     webhooks
       .command('list')
@@ -83,7 +96,10 @@ export function registerWebhooks(program: Command): void {
           : withNextPage(endpointsTable(list), list, byId, opts, command),
       );
     });
+}
 
+/** `webhooks remove`: an endpoint and its deliveries. */
+function removeCommand(webhooks: Command): void {
   webhooks
     .command('remove')
     .description('remove an endpoint and its deliveries')
@@ -93,7 +109,10 @@ export function registerWebhooks(program: Command): void {
       const removed = await withAdmin(opts, (a) => a.webhooks.remove(id));
       emit(opts, removed, () => `Removed webhook endpoint ${removed.id} (${removed.url}).`);
     });
+}
 
+/** `webhooks deliveries`: an endpoint's deliveries. */
+function deliveriesCommand(webhooks: Command): void {
   webhooks
     .command('deliveries')
     .description("an endpoint's deliveries, oldest first: status, attempts, next attempt, last answer")
@@ -111,7 +130,10 @@ export function registerWebhooks(program: Command): void {
       );
       emit(opts, list, () => deliveriesTable(list) || `Endpoint ${id} has no deliveries.`);
     });
+}
 
+/** `webhooks test`: a signed webhook.test event, sent now. */
+function testCommand(webhooks: Command): void {
   webhooks
     .command('test')
     .description(
@@ -125,7 +147,10 @@ export function registerWebhooks(program: Command): void {
       // The receiver refused or could not be reached: a script must see it without reading the output.
       if (d.status !== 'delivered') process.exitCode = EXIT_FAILED;
     });
+}
 
+/** `webhooks replay`: a delivery sent again. */
+function replayCommand(webhooks: Command): void {
   webhooks
     .command('replay')
     .description('send a delivery again now, with a fresh retry schedule (the same webhook-id)')

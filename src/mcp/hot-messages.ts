@@ -8,7 +8,11 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** The stateless revision the SDK serves (its list of those is not exported; a test checks the rest). */
+/**
+ * The stateless revision the SDK serves. The SDK keeps its list of these internal (no public
+ * constant, unlike SUPPORTED_PROTOCOL_VERSIONS): test/mcp/mcp.fast-path.test.ts holds this one to
+ * what a bare SDK handler's `server/discover` answer and its unsupported-revision refusal name.
+ */
 export const MODERN_VERSION = '2026-07-28';
 /** The SDK's SUPPORTED_PROTOCOL_VERSIONS and envelope keys (test/mcp/mcp.fast-path.test.ts compares). */
 export const LEGACY_VERSIONS: readonly string[] = [

@@ -7,20 +7,23 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
+  createMcpHandler,
   isSpecType,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
+  Server,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { hotMessage, LEGACY_VERSIONS, META_KEYS } from '../../src/mcp/hot-messages.js';
+import { hotMessage, LEGACY_VERSIONS, META_KEYS, MODERN_VERSION } from '../../src/mcp/hot-messages.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
+import { generatedCase } from './generated-messages.js';
 
 const BOTH = 'application/json, text/event-stream';
-const MODERN = '2026-07-28';
+const MODERN = MODERN_VERSION;
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientInfo': { name: 'diff', version: '1.0.0' },
@@ -209,7 +212,36 @@ describe('MCP hot path and SDK answer alike', () => {
     const fast = await post(fastUrl, c);
     expect(fast).toEqual(sdk);
   });
+
+  it('of 300 generated messages of both eras, each is answered alike', { timeout: 120_000 }, async () => {
+    // What the hot path took, by era and method: the run must reach the hot answers of both eras.
+    const taken = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(generatedCase, async (c) => {
+        const hot = hotMessage(c.body, { accept: BOTH, ...c.headers });
+        if (hot) taken.set(`${hot.era} ${hot.method}`, (taken.get(`${hot.era} ${hot.method}`) ?? 0) + 1);
+        const sdk = await post(sdkUrl, c);
+        const fast = await post(fastUrl, c);
+        expect(fast, JSON.stringify(c)).toEqual(sdk);
+      }),
+      { numRuns: 300, seed: 42 },
+    );
+    for (const kind of [
+      'legacy initialize',
+      'legacy tools/call',
+      'legacy tools/list',
+      'legacy notifications/initialized',
+      'modern server/discover',
+      'modern tools/call',
+      'modern tools/list',
+    ]) {
+      expect(taken.get(kind) ?? 0, kind).toBeGreaterThanOrEqual(5);
+    }
+  });
 });
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The SDK's schema for the request a hot method names. */
 const SPEC: Record<string, (m: unknown) => boolean> = {
@@ -218,7 +250,7 @@ const SPEC: Record<string, (m: unknown) => boolean> = {
   ping: isSpecType.PingRequest,
   initialize: isSpecType.InitializeRequest,
   'notifications/initialized': isSpecType.InitializedNotification,
-  'server/discover': () => true,
+  'server/discover': isSpecType.DiscoverRequest,
 };
 
 describe("the hot path's rules are the SDK's", () => {
@@ -230,6 +262,46 @@ describe("the hot path's rules are the SDK's", () => {
       clientCapabilities: CLIENT_CAPABILITIES_META_KEY,
       serverInfo: SERVER_INFO_META_KEY,
     });
+  });
+
+  it('its 2026 revision is the one modern revision the SDK serves', async () => {
+    // The SDK keeps its list of modern revisions internal (no public constant yet, unlike
+    // SUPPORTED_PROTOCOL_VERSIONS): a bare SDK handler's discovery answer and its refusal of a
+    // revision it does not speak both name that list, so an SDK that changes it fails here.
+    const handler = createMcpHandler(() => new Server({ name: 'bare', version: '1' }, { capabilities: {} }), {
+      legacy: 'reject',
+    });
+    const ask = async (version: string) => {
+      const body = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: { ...ENVELOPE, [PROTOCOL_VERSION_META_KEY]: version } },
+      };
+      const headers = {
+        'content-type': 'application/json',
+        accept: BOTH,
+        'mcp-protocol-version': version,
+        'mcp-method': 'server/discover',
+      };
+      const request = new Request('http://sdk.local/mcp', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      return (await (await handler.fetch(request, { parsedBody: body })).json()) as {
+        result?: { supportedVersions?: unknown };
+        error?: { data?: { supported?: unknown } };
+      };
+    };
+    try {
+      const discovered = await ask(MODERN_VERSION);
+      expect(discovered.result?.supportedVersions).toEqual([MODERN_VERSION]);
+      const refused = await ask('2099-01-01');
+      expect(refused.error?.data?.supported).toEqual([MODERN_VERSION]);
+    } finally {
+      await handler.close();
+    }
   });
 
   it('every message it takes, of the cases above, the SDK schema of its method takes too', () => {
@@ -244,7 +316,7 @@ describe("the hot path's rules are the SDK's", () => {
     expect(taken).toBeGreaterThan(15);
   });
 
-  it('of 5,000 generated messages, every one it takes the SDK schema takes too', () => {
+  it('of 10,000 generated messages of both eras, every one it takes the SDK schema takes too', () => {
     const value = fc.oneof(
       fc.constant(undefined),
       fc.string({ maxLength: 4 }),
@@ -267,7 +339,7 @@ describe("the hot path's rules are the SDK's", () => {
         protocolVersion: fc.oneof(fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS), value),
         capabilities: value,
         clientInfo: value,
-        _meta: fc.oneof(value, fc.constant({ progressToken: 1 })),
+        _meta: fc.oneof(value, fc.constant({ progressToken: 1 }), fc.constant(ENVELOPE)),
       },
       { requiredKeys: [] },
     );
@@ -281,21 +353,39 @@ describe("the hot path's rules are the SDK's", () => {
           'ping',
           'initialize',
           'notifications/initialized',
+          'server/discover',
         ),
         params: fc.oneof(params, value),
       },
       { requiredKeys: ['jsonrpc', 'method'] },
     );
-    let taken = 0;
+    // Each message under the headers of either era: 2025's, or those the 2026 envelope goes with.
+    const modernHeaders = (m: { method: string; params?: unknown }) => ({
+      accept: BOTH,
+      'mcp-protocol-version': MODERN,
+      'mcp-method': m.method,
+      ...(typeof (m.params as { name?: unknown } | undefined)?.name === 'string'
+        ? { 'mcp-name': (m.params as { name: string }).name }
+        : {}),
+    });
+    const taken = { legacy: 0, modern: 0 };
     fc.assert(
-      fc.property(message, (m) => {
-        const hot = hotMessage(m, { accept: BOTH, 'mcp-protocol-version': '2025-06-18' });
+      fc.property(message, fc.constantFrom('2025', '2025', '2026', '2026 envelope'), (generated, era) => {
+        // Half of the 2026 ones with the envelope put in, so that the hot path takes many of them.
+        const m =
+          era === '2026 envelope' && isObject(generated.params)
+            ? { ...generated, params: { ...generated.params, _meta: ENVELOPE } }
+            : generated;
+        const headers =
+          era === '2025' ? { accept: BOTH, 'mcp-protocol-version': '2025-06-18' } : modernHeaders(m);
+        const hot = hotMessage(m, headers);
         if (!hot) return true;
-        taken++;
+        taken[hot.era]++;
         return SPEC[hot.method]?.(m) === true;
       }),
-      { numRuns: 5_000, seed: 42 },
+      { numRuns: 10_000, seed: 42 },
     );
-    expect(taken).toBeGreaterThan(100);
+    expect(taken.legacy).toBeGreaterThan(100);
+    expect(taken.modern).toBeGreaterThan(20);
   });
 });
