@@ -1,6 +1,7 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
 import type { AccountSnapshot } from '../store/store.js';
+import { StoreReads } from '../store/cached-reads.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
 import { BillingService } from './billing.js';
@@ -84,9 +85,9 @@ export class Services {
   }
 }
 
-/** `reads` defaults to the store itself: no read cache (one-shot commands, tests not about it). */
+/** `reads` defaults to the store's own, uncached (one-shot commands, tests not about the cache). */
 export function createServices(
   deps: Omit<ServiceDeps, 'reads'> & Partial<Pick<ServiceDeps, 'reads'>>,
 ): Services {
-  return new Services({ ...deps, reads: deps.reads ?? deps.store });
+  return new Services({ ...deps, reads: deps.reads ?? new StoreReads(deps.store) });
 }

@@ -1,7 +1,7 @@
 /** @module PostgreSQL's audit trail: an entry written in the transaction of its action, and read a page at a time. */
 import type { AuditEntry } from '../../domain/audit.js';
 import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
-import type { AuditQuery } from '../store.js';
+import type { AuditQuery, AuditStore } from '../audit-store.js';
 import { guard, type PgQueryable } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 
@@ -28,4 +28,13 @@ export async function listAudit(t: PgTransactions, q: AuditQuery): Promise<Audit
         ]),
   );
   return rows.map(toAudit);
+}
+
+/** store.audit on PostgreSQL. */
+export class PgAudit implements AuditStore {
+  constructor(private readonly t: PgTransactions) {}
+
+  list(q: AuditQuery): Promise<AuditEntry[]> {
+    return listAudit(this.t, q);
+  }
 }

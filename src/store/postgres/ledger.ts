@@ -16,7 +16,8 @@ import { balanceEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { Rollback } from '../rollback.js';
 import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
-import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
+import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
+import type { Page } from '../page.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
@@ -98,4 +99,17 @@ export async function listLedger(t: PgTransactions, accountId: string, page: Pag
       )
     ).map(toLedger),
   );
+}
+
+/** store.ledger on PostgreSQL. */
+export class PgLedger implements LedgerStore {
+  constructor(private readonly t: PgTransactions) {}
+
+  append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    return appendLedger(this.t, entry, audit);
+  }
+
+  list(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    return listLedger(this.t, accountId, page);
+  }
 }

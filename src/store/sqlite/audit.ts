@@ -1,7 +1,7 @@
 /** @module SQLite's audit trail: an entry written in the transaction of its action, and read a page at a time. */
 import type { AuditEntry } from '../../domain/audit.js';
 import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
-import type { AuditQuery } from '../store.js';
+import type { AuditQuery, AuditStore } from '../audit-store.js';
 import type { SqliteExecutor } from './executor.js';
 
 /** Inside the transaction of the action it describes; nothing without an entry. */
@@ -20,4 +20,13 @@ export async function listAudit(x: SqliteExecutor, q: AuditQuery): Promise<Audit
             .all(q.accountId, q.after ?? '', q.limit)) as AuditRow[],
   );
   return rows.map(toAudit);
+}
+
+/** store.audit on SQLite. */
+export class SqliteAudit implements AuditStore {
+  constructor(private readonly x: SqliteExecutor) {}
+
+  list(q: AuditQuery): Promise<AuditEntry[]> {
+    return listAudit(this.x, q);
+  }
 }

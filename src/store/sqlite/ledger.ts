@@ -14,7 +14,8 @@ import {
 import { balanceEvents } from '../../domain/webhooks.js';
 import { Rollback } from '../rollback.js';
 import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
-import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
+import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
+import type { Page } from '../page.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import { recordEvents } from './webhooks.js';
@@ -99,4 +100,17 @@ export function listLedger(x: SqliteExecutor, accountId: string, page: Page): Pr
         .all(accountId, page.after ?? '', page.limit) as LedgerRow[]
     ).map(toLedger),
   );
+}
+
+/** store.ledger on SQLite. */
+export class SqliteLedger implements LedgerStore {
+  constructor(private readonly x: SqliteExecutor) {}
+
+  append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    return appendLedger(this.x, entry, audit);
+  }
+
+  list(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    return listLedger(this.x, accountId, page);
+  }
 }
