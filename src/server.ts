@@ -204,7 +204,7 @@ async function consoleSettingsOf(
   publicUrl: () => string,
 ): Promise<ConsoleSettings> {
   const c = config.console;
-  if (c.signup === 'open' && !(await services.deps.store.getPlan(c.signupPlan)))
+  if (c.signup === 'open' && !(await services.deps.store.plans.get(c.signupPlan)))
     throw new ConfigError(
       `TOOLGATE_CONSOLE_SIGNUP_PLAN names the plan "${c.signupPlan}", which does not exist (toolgate plans list shows them)`,
     );
@@ -270,18 +270,19 @@ export function reachableUrl(host: string, port: number): string {
  */
 async function createDemoAccount(services: Services, url: string): Promise<void> {
   const store = services.deps.store;
-  if ((await store.countAccounts()) > 0) return;
+  if ((await store.accounts.count()) > 0) return;
   const system = services.as('system:first-run');
   let created = false;
   // The account use case as it is (validation, opening grant, audit), on the store seen through
-  // one change: its insert is the conditional one.
-  const firstOnly: Store = Object.create(store, {
-    createAccount: {
-      value: async (...args: Parameters<Store['createFirstAccount']>) => {
-        created = await store.createFirstAccount(...args);
+  // one change: its accounts' insert is the conditional one.
+  const accounts: Store['accounts'] = Object.create(store.accounts, {
+    create: {
+      value: async (...args: Parameters<Store['accounts']['createFirst']>) => {
+        created = await store.accounts.createFirst(...args);
       },
     },
   });
+  const firstOnly: Store = Object.create(store, { accounts: { value: accounts } });
   const account = await new AccountService({ ...system.deps, store: firstOnly }).create({
     name: 'Demo account',
     plan: 'free',

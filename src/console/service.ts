@@ -173,7 +173,7 @@ export class ConsoleService {
   ): Promise<Result<SignInMail>> {
     const added = await this.services.as(userActor(actorEmail)).users.add(accountId, email, role);
     if (!added.ok) return added;
-    const account = await this.services.deps.store.getAccount(accountId);
+    const account = await this.services.deps.store.accounts.get(accountId);
     const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
     return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
   }
@@ -281,7 +281,7 @@ export class ConsoleService {
   ): Promise<Result<unknown>> {
     const valid = validateUser('x@example.com', role);
     if (!valid.ok) return valid;
-    const user = await this.services.deps.store.getUser(userId);
+    const user = await this.services.deps.store.users.get(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
     const audit = {
       id: newId('aud', this.services.deps.clock.now()),
@@ -298,7 +298,7 @@ export class ConsoleService {
 
   /** Removes a user of the account; their sessions end when it was their last account. */
   async removeUser(actorEmail: string, accountId: string, userId: string): Promise<Result<unknown>> {
-    const user = await this.services.deps.store.getUser(userId);
+    const user = await this.services.deps.store.users.get(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
     const removed = await this.services.as(userActor(actorEmail)).users.remove(userId);
     if (!removed.ok) return removed;

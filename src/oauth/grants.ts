@@ -53,16 +53,16 @@ export class GrantKeys {
       name: record.name,
       oauth_client: grant.clientId,
     });
-    await deps.store.createApiKey(record, grantDigest(this.secret, grant.id), audit);
+    await deps.store.keys.create(record, grantDigest(this.secret, grant.id), audit);
   }
 
   /** Revokes the grant's key row (idempotently); whether there was such a grant of this account. */
   async revoke(grantId: string, actor: string, accountId?: string): Promise<boolean> {
     const deps = { ...this.services.deps, actor };
-    const key = await deps.store.getApiKey(grantId);
+    const key = await deps.store.keys.get(grantId);
     if (!key || key.hint !== GRANT_HINT || (accountId !== undefined && key.accountId !== accountId))
       return false;
-    await deps.store.revokeApiKey(
+    await deps.store.keys.revoke(
       grantId,
       nowSeconds(deps.clock),
       draftAudit(deps, 'key.revoke', key.accountId, grantId, {}),
@@ -72,7 +72,7 @@ export class GrantKeys {
 
   /** The account's grants, newest first (the console's Connected apps). */
   async list(accountId: string): Promise<ApiKeyRecord[]> {
-    const keys = await this.services.deps.store.listApiKeys(accountId);
+    const keys = await this.services.deps.store.keys.list(accountId);
     return keys.filter((k) => k.hint === GRANT_HINT).sort((a, b) => (a.id < b.id ? 1 : -1));
   }
 }

@@ -1,7 +1,7 @@
 /** @module The use cases, built once from their dependencies; HTTP routes and CLI commands call these. */
 
-import type { AccountSnapshot } from '../store/store.js';
 import { StoreReads } from '../store/cached-reads.js';
+import type { AccountSnapshot } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
 import { BillingService } from './billing.js';

@@ -36,7 +36,12 @@ export interface AccountStore {
   list(page: Page): Promise<Account[]>;
   count(): Promise<number>;
   /** Closing an account revokes all its keys in the same transaction. */
-  update(id: string, patch: AccountPatch, now: EpochSeconds, audit?: AuditEntry): Promise<Account | undefined>;
+  update(
+    id: string,
+    patch: AccountPatch,
+    now: EpochSeconds,
+    audit?: AuditEntry,
+  ): Promise<Account | undefined>;
   /** The account with its plan, its active key and user counts and its windows, in one read. */
   snapshot(accountId: string): AccountSnapshot | undefined | Promise<AccountSnapshot | undefined>;
 }

@@ -157,7 +157,7 @@ export async function person(services: Services, email: string, accountIds: stri
   for (const accountId of accountIds) {
     const user = await services.users.add(accountId, email, 'owner');
     if (!user.ok) throw new Error(user.error.message);
-    const account = await services.deps.store.getAccount(accountId);
+    const account = await services.deps.store.accounts.get(accountId);
     memberships.push({ accountId, accountName: account!.name, userId: user.value.id, role: 'owner' });
   }
   return { email, sessionId: `ses_${randomBytes(6).toString('hex')}`, memberships };

@@ -37,7 +37,7 @@ describe('services acting as someone', () => {
     const ops = h.services.as('admin:ops');
     const acc = await ops.accounts.create({ name: 'Acme', tokens: 5 });
     if (!acc.ok) throw new Error(acc.error.message);
-    const snapshot = await h.store.getSnapshot(acc.value.id);
+    const snapshot = await h.store.accounts.snapshot(acc.value.id);
     const metered = await ops.usage.meter({
       snapshot: snapshot!,
       category: 'enrich',

@@ -125,8 +125,8 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       it('seeds the default plans into an empty catalogue', async () => {
         await store.migrate(DEFAULT_PLANS, T);
         const byId = (a: Plan, b: Plan) => a.id.localeCompare(b.id);
-        expect((await store.listPlans()).sort(byId)).toEqual([...DEFAULT_PLANS].sort(byId));
-        expect(await store.getPlan('subscription_97')).toEqual(
+        expect((await store.plans.list()).sort(byId)).toEqual([...DEFAULT_PLANS].sort(byId));
+        expect(await store.plans.get('subscription_97')).toEqual(
           DEFAULT_PLANS.find((p) => p.id === 'subscription_97'),
         );
       });
@@ -134,74 +134,74 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
       it('seeds nothing into a catalogue that has plans: a plan changed with putPlan survives', async () => {
         await store.migrate(DEFAULT_PLANS, T);
         const changed: Plan = { id: 'free', unlimited: true, limits: limits(1, 2, 3, 4, 5, 6) };
-        await store.putPlan(changed, T + 1);
+        await store.plans.put(changed, T + 1);
         await store.migrate([...DEFAULT_PLANS, TINY], T + 2);
-        expect(await store.getPlan('free')).toEqual(changed);
-        expect(await store.getPlan('tiny')).toBeUndefined();
-        expect(await store.listPlans()).toHaveLength(DEFAULT_PLANS.length);
+        expect(await store.plans.get('free')).toEqual(changed);
+        expect(await store.plans.get('tiny')).toBeUndefined();
+        expect(await store.plans.list()).toHaveLength(DEFAULT_PLANS.length);
       });
 
       it('seeds the plans it is given when the catalogue is still empty on a later call', async () => {
         await store.migrate([], T);
-        expect(await store.listPlans()).toEqual([]);
+        expect(await store.plans.list()).toEqual([]);
         await store.migrate([TINY], T + 1);
-        expect(await store.listPlans()).toEqual([TINY]);
+        expect(await store.plans.list()).toEqual([TINY]);
       });
     });
 
     describe('once migrated', () => {
       beforeEach(async () => {
         await store.migrate(DEFAULT_PLANS, T);
-        await store.putPlan(TINY, T);
-        await store.putPlan(TINIER, T);
+        await store.plans.put(TINY, T);
+        await store.plans.put(TINIER, T);
       });
 
       describe('plans', () => {
         it('puts a new plan, replaces an existing one, and has no plan it was not given', async () => {
           const pro: Plan = { id: 'pro', unlimited: false, limits: limits(1, 2, 3, 4, 5, 6) };
-          await store.putPlan(pro, T);
-          expect(await store.getPlan('pro')).toEqual(pro);
+          await store.plans.put(pro, T);
+          expect(await store.plans.get('pro')).toEqual(pro);
           const unlimitedPro: Plan = { id: 'pro', unlimited: true, limits: limits(7, 8, 9, 10, 11, 12) };
-          await store.putPlan(unlimitedPro, T + 1);
-          expect(await store.getPlan('pro')).toEqual(unlimitedPro);
-          expect((await store.listPlans()).filter((p) => p.id === 'pro')).toEqual([unlimitedPro]);
-          expect(await store.getPlan('enterprise')).toBeUndefined();
+          await store.plans.put(unlimitedPro, T + 1);
+          expect(await store.plans.get('pro')).toEqual(unlimitedPro);
+          expect((await store.plans.list()).filter((p) => p.id === 'pro')).toEqual([unlimitedPro]);
+          expect(await store.plans.get('enterprise')).toBeUndefined();
         });
       });
 
       describe('accounts', () => {
         it('gives back an account as it was created, and nothing for an unknown id', async () => {
           const a = account({ name: 'Initech', planId: 'subscription_27', unlimitedOverride: false });
-          await store.createAccount(a);
-          expect(await store.getAccount(a.id)).toEqual(a);
-          expect(await store.getAccount(id('acc'))).toBeUndefined();
+          await store.accounts.create(a);
+          expect(await store.accounts.get(a.id)).toEqual(a);
+          expect(await store.accounts.get(id('acc'))).toBeUndefined();
         });
 
         it('lists accounts in id order, a page at a time after the last id seen', async () => {
           const made = [];
           for (let i = 0; i < 5; i++) {
             const a = account({ name: `A${i}` });
-            await store.createAccount(a);
+            await store.accounts.create(a);
             made.push(a);
           }
           const ids = made.map((a) => a.id).sort();
-          const page1 = await store.listAccounts({ limit: 2 });
+          const page1 = await store.accounts.list({ limit: 2 });
           expect(page1.map((a) => a.id)).toEqual(ids.slice(0, 2));
-          const page2 = await store.listAccounts({ limit: 2, after: page1[1]!.id });
+          const page2 = await store.accounts.list({ limit: 2, after: page1[1]!.id });
           expect(page2.map((a) => a.id)).toEqual(ids.slice(2, 4));
-          const page3 = await store.listAccounts({ limit: 2, after: page2[1]!.id });
+          const page3 = await store.accounts.list({ limit: 2, after: page2[1]!.id });
           expect(page3.map((a) => a.id)).toEqual(ids.slice(4));
-          expect(await store.listAccounts({ limit: 2, after: ids[4]! })).toEqual([]);
-          expect(await store.listAccounts({ limit: 10 })).toEqual(made);
-          expect(await store.countAccounts()).toBe(5);
+          expect(await store.accounts.list({ limit: 2, after: ids[4]! })).toEqual([]);
+          expect(await store.accounts.list({ limit: 10 })).toEqual(made);
+          expect(await store.accounts.count()).toBe(5);
         });
 
         it('updates only the fields a patch names, and its updatedAt', async () => {
           const a = account();
-          await store.createAccount(a);
-          const renamed = await store.updateAccount(a.id, { name: 'Globex' }, T + 10);
+          await store.accounts.create(a);
+          const renamed = await store.accounts.update(a.id, { name: 'Globex' }, T + 10);
           expect(renamed).toEqual({ ...a, name: 'Globex', updatedAt: T + 10 });
-          const moved = await store.updateAccount(
+          const moved = await store.accounts.update(
             a.id,
             { planId: 'subscription_97', status: 'suspended', unlimitedOverride: false },
             T + 20,
@@ -216,30 +216,30 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             // A new plan: its periods run from now.
             planSince: T + 20,
           });
-          expect(await store.getAccount(a.id)).toEqual(moved);
+          expect(await store.accounts.get(a.id)).toEqual(moved);
         });
 
         it('clears the unlimited override with null and keeps it when the patch leaves it out', async () => {
           const a = account({ unlimitedOverride: true });
-          await store.createAccount(a);
-          expect((await store.updateAccount(a.id, { name: 'B' }, T + 1))?.unlimitedOverride).toBe(true);
+          await store.accounts.create(a);
+          expect((await store.accounts.update(a.id, { name: 'B' }, T + 1))?.unlimitedOverride).toBe(true);
           expect(
-            (await store.updateAccount(a.id, { unlimitedOverride: null }, T + 2))?.unlimitedOverride,
+            (await store.accounts.update(a.id, { unlimitedOverride: null }, T + 2))?.unlimitedOverride,
           ).toBe(null);
           expect(
-            (await store.updateAccount(a.id, { unlimitedOverride: false }, T + 3))?.unlimitedOverride,
+            (await store.accounts.update(a.id, { unlimitedOverride: false }, T + 3))?.unlimitedOverride,
           ).toBe(false);
         });
 
         it('answers undefined when updating an unknown account', async () => {
-          expect(await store.updateAccount(id('acc'), { name: 'X' }, T)).toBeUndefined();
+          expect(await store.accounts.update(id('acc'), { name: 'X' }, T)).toBeUndefined();
         });
 
         it('writes the opening grant to the ledger and the balance in the same step', async () => {
           const a = account();
-          await store.createAccount(a, ledger(a.id, 'grant', 250, { reason: 'opening balance' }));
-          expect((await store.getAccount(a.id))?.tokenBalance).toBe(250);
-          const entries = await store.listLedger(a.id, { limit: 10 });
+          await store.accounts.create(a, ledger(a.id, 'grant', 250, { reason: 'opening balance' }));
+          expect((await store.accounts.get(a.id))?.tokenBalance).toBe(250);
+          const entries = await store.ledger.list(a.id, { limit: 10 });
           expect(entries).toHaveLength(1);
           expect(entries[0]).toMatchObject({
             accountId: a.id,
@@ -253,36 +253,36 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
 
         it('starts without a ledger entry and at a balance of 0 when there is no opening grant', async () => {
           const a = account();
-          await store.createAccount(a);
-          expect((await store.getAccount(a.id))?.tokenBalance).toBe(0);
-          expect(await store.listLedger(a.id, { limit: 10 })).toEqual([]);
+          await store.accounts.create(a);
+          expect((await store.accounts.get(a.id))?.tokenBalance).toBe(0);
+          expect(await store.ledger.list(a.id, { limit: 10 })).toEqual([]);
         });
 
         it('revokes every key of an account in the same step that closes it', async () => {
           const a = account();
-          await store.createAccount(a);
+          await store.accounts.create(a);
           const k1 = apiKey(a.id);
           const k2 = apiKey(a.id);
           const k3 = apiKey(a.id);
-          await store.createApiKey(k1, 'digest-1');
-          await store.createApiKey(k2, 'digest-2');
-          await store.createApiKey(k3, 'digest-3');
-          await store.revokeApiKey(k1.id, T + 1);
+          await store.keys.create(k1, 'digest-1');
+          await store.keys.create(k2, 'digest-2');
+          await store.keys.create(k3, 'digest-3');
+          await store.keys.revoke(k1.id, T + 1);
           const other = account();
-          await store.createAccount(other);
-          await store.createApiKey(apiKey(other.id), 'digest-other');
+          await store.accounts.create(other);
+          await store.keys.create(apiKey(other.id), 'digest-other');
 
-          expect((await store.updateAccount(a.id, { status: 'closed' }, T + 50))?.status).toBe('closed');
-          const keys = await store.listApiKeys(a.id);
+          expect((await store.accounts.update(a.id, { status: 'closed' }, T + 50))?.status).toBe('closed');
+          const keys = await store.keys.list(a.id);
           expect(keys.map((k) => [k.id, k.revokedAt])).toEqual([
             [k1.id, T + 1],
             [k2.id, T + 50],
             [k3.id, T + 50],
           ]);
           for (const d of ['digest-1', 'digest-2', 'digest-3'])
-            expect(await store.findActiveKey(d)).toBeUndefined();
-          expect((await store.getSnapshot(a.id))?.apiKeyCount).toBe(0);
-          expect(await store.findActiveKey('digest-other')).toEqual({
+            expect(await store.keys.findActive(d)).toBeUndefined();
+          expect((await store.accounts.snapshot(a.id))?.apiKeyCount).toBe(0);
+          expect(await store.keys.findActive('digest-other')).toEqual({
             keyId: expect.any(String),
             accountId: other.id,
           });
@@ -290,11 +290,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
 
         it('keeps the keys of a suspended account', async () => {
           const a = account();
-          await store.createAccount(a);
+          await store.accounts.create(a);
           const k = apiKey(a.id);
-          await store.createApiKey(k, 'digest-s');
-          await store.updateAccount(a.id, { status: 'suspended' }, T + 5);
-          expect(await store.findActiveKey('digest-s')).toEqual({ keyId: k.id, accountId: a.id });
+          await store.keys.create(k, 'digest-s');
+          await store.accounts.update(a.id, { status: 'suspended' }, T + 5);
+          expect(await store.keys.findActive('digest-s')).toEqual({ keyId: k.id, accountId: a.id });
         });
       });
 
@@ -302,79 +302,79 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         let acc: Account;
         beforeEach(async () => {
           acc = account();
-          await store.createAccount(acc);
+          await store.accounts.create(acc);
         });
 
         it('gives back a key record as created, without its digest', async () => {
           const k = apiKey(acc.id, { name: null });
-          await store.createApiKey(k, 'd1f00d');
-          expect(await store.getApiKey(k.id)).toEqual(k);
-          expect(await store.listApiKeys(acc.id)).toEqual([k]);
-          expect(JSON.stringify(await store.listApiKeys(acc.id))).not.toContain('d1f00d');
-          expect(await store.getApiKey(id('key'))).toBeUndefined();
+          await store.keys.create(k, 'd1f00d');
+          expect(await store.keys.get(k.id)).toEqual(k);
+          expect(await store.keys.list(acc.id)).toEqual([k]);
+          expect(JSON.stringify(await store.keys.list(acc.id))).not.toContain('d1f00d');
+          expect(await store.keys.get(id('key'))).toBeUndefined();
         });
 
         it('finds an active key by its digest, and no longer once it is revoked', async () => {
           const k = apiKey(acc.id);
-          await store.createApiKey(k, 'digest-a');
-          expect(await store.findActiveKey('digest-a')).toEqual({ keyId: k.id, accountId: acc.id });
-          expect(await store.findActiveKey('digest-b')).toBeUndefined();
-          const revoked = await store.revokeApiKey(k.id, T + 9);
+          await store.keys.create(k, 'digest-a');
+          expect(await store.keys.findActive('digest-a')).toEqual({ keyId: k.id, accountId: acc.id });
+          expect(await store.keys.findActive('digest-b')).toBeUndefined();
+          const revoked = await store.keys.revoke(k.id, T + 9);
           expect(revoked).toEqual({ ...k, revokedAt: T + 9 });
-          expect(await store.findActiveKey('digest-a')).toBeUndefined();
+          expect(await store.keys.findActive('digest-a')).toBeUndefined();
         });
 
         it('revokes idempotently: a second revoke keeps the first time', async () => {
           const k = apiKey(acc.id);
-          await store.createApiKey(k, 'digest-i');
-          await store.revokeApiKey(k.id, T + 9);
-          expect(await store.revokeApiKey(k.id, T + 99)).toEqual({ ...k, revokedAt: T + 9 });
-          expect(await store.revokeApiKey(id('key'), T + 99)).toBeUndefined();
+          await store.keys.create(k, 'digest-i');
+          await store.keys.revoke(k.id, T + 9);
+          expect(await store.keys.revoke(k.id, T + 99)).toEqual({ ...k, revokedAt: T + 9 });
+          expect(await store.keys.revoke(id('key'), T + 99)).toBeUndefined();
         });
 
         it('revokes only the key it is given', async () => {
           const k1 = apiKey(acc.id);
           const k2 = apiKey(acc.id);
-          await store.createApiKey(k1, 'digest-1');
-          await store.createApiKey(k2, 'digest-2');
-          await store.revokeApiKey(k1.id, T + 1);
-          expect(await store.findActiveKey('digest-2')).toEqual({ keyId: k2.id, accountId: acc.id });
+          await store.keys.create(k1, 'digest-1');
+          await store.keys.create(k2, 'digest-2');
+          await store.keys.revoke(k1.id, T + 1);
+          expect(await store.keys.findActive('digest-2')).toEqual({ keyId: k2.id, accountId: acc.id });
         });
 
         it('re-digests a key only while it still has the digest it is expected to have', async () => {
           const k = apiKey(acc.id);
-          await store.createApiKey(k, 'digest-old');
-          await store.rehashApiKey(k.id, 'digest-other', 'digest-x');
-          expect(await store.findActiveKey('digest-old')).toEqual({ keyId: k.id, accountId: acc.id });
-          await store.rehashApiKey(k.id, 'digest-old', 'digest-new');
-          expect(await store.findActiveKey('digest-old')).toBeUndefined();
-          expect(await store.findActiveKey('digest-new')).toEqual({ keyId: k.id, accountId: acc.id });
+          await store.keys.create(k, 'digest-old');
+          await store.keys.rehash(k.id, 'digest-other', 'digest-x');
+          expect(await store.keys.findActive('digest-old')).toEqual({ keyId: k.id, accountId: acc.id });
+          await store.keys.rehash(k.id, 'digest-old', 'digest-new');
+          expect(await store.keys.findActive('digest-old')).toBeUndefined();
+          expect(await store.keys.findActive('digest-new')).toEqual({ keyId: k.id, accountId: acc.id });
         });
 
         it('records last use in one batch, never moving a time back, ignoring unknown keys', async () => {
           const k1 = apiKey(acc.id);
           const k2 = apiKey(acc.id);
-          await store.createApiKey(k1, 'digest-u1');
-          await store.createApiKey(k2, 'digest-u2');
-          await store.touchApiKeys([]);
-          await store.touchApiKeys([
+          await store.keys.create(k1, 'digest-u1');
+          await store.keys.create(k2, 'digest-u2');
+          await store.keys.touch([]);
+          await store.keys.touch([
             { id: k1.id, at: T + 10 },
             { id: k2.id, at: T + 20 },
             { id: id('key'), at: T + 30 },
           ]);
-          await store.touchApiKeys([{ id: k1.id, at: T + 5 }]);
-          expect((await store.getApiKey(k1.id))?.lastUsedAt).toBe(T + 10);
-          expect((await store.getApiKey(k2.id))?.lastUsedAt).toBe(T + 20);
+          await store.keys.touch([{ id: k1.id, at: T + 5 }]);
+          expect((await store.keys.get(k1.id))?.lastUsedAt).toBe(T + 10);
+          expect((await store.keys.get(k2.id))?.lastUsedAt).toBe(T + 20);
         });
 
         it('rewrites a last use only once it is LAST_USED_RESOLUTION_SECONDS older', async () => {
           const k = apiKey(acc.id);
-          await store.createApiKey(k, 'digest-r1');
-          await store.touchApiKeys([{ id: k.id, at: T }]);
-          await store.touchApiKeys([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS - 1 }]);
-          expect((await store.getApiKey(k.id))?.lastUsedAt).toBe(T);
-          await store.touchApiKeys([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS }]);
-          expect((await store.getApiKey(k.id))?.lastUsedAt).toBe(T + LAST_USED_RESOLUTION_SECONDS);
+          await store.keys.create(k, 'digest-r1');
+          await store.keys.touch([{ id: k.id, at: T }]);
+          await store.keys.touch([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS - 1 }]);
+          expect((await store.keys.get(k.id))?.lastUsedAt).toBe(T);
+          await store.keys.touch([{ id: k.id, at: T + LAST_USED_RESOLUTION_SECONDS }]);
+          expect((await store.keys.get(k.id))?.lastUsedAt).toBe(T + LAST_USED_RESOLUTION_SECONDS);
         });
       });
 
@@ -382,50 +382,50 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         let acc: Account;
         beforeEach(async () => {
           acc = account();
-          await store.createAccount(acc);
+          await store.accounts.create(acc);
         });
 
         it('adds a user once per email in an account; another account may have the same email', async () => {
           const u = user(acc.id, 'ada@example.com');
-          expect(await store.addUser(u)).toBe('added');
-          expect(await store.addUser(user(acc.id, 'ada@example.com'))).toBe('duplicate');
+          expect(await store.users.add(u)).toBe('added');
+          expect(await store.users.add(user(acc.id, 'ada@example.com'))).toBe('duplicate');
           const other = account();
-          await store.createAccount(other);
-          expect(await store.addUser(user(other.id, 'ada@example.com'))).toBe('added');
-          expect(await store.listUsers(acc.id)).toEqual([u]);
+          await store.accounts.create(other);
+          expect(await store.users.add(user(other.id, 'ada@example.com'))).toBe('added');
+          expect(await store.users.list(acc.id)).toEqual([u]);
         });
 
         it('gives back a user by id, and nothing for an unknown id', async () => {
           const u = user(acc.id, 'cy@example.com');
-          await store.addUser(u);
-          expect(await store.getUser(u.id)).toEqual(u);
-          expect(await store.getUser(id('usr'))).toBeUndefined();
+          await store.users.add(u);
+          expect(await store.users.get(u.id)).toEqual(u);
+          expect(await store.users.get(id('usr'))).toBeUndefined();
         });
 
         it('removes a user once, answering with the user removed', async () => {
           const u = user(acc.id, 'bob@example.com');
-          await store.addUser(u);
-          expect(await store.removeUser(u.id)).toEqual(u);
-          expect(await store.removeUser(u.id)).toBeUndefined();
-          expect(await store.listUsers(acc.id)).toEqual([]);
+          await store.users.add(u);
+          expect(await store.users.remove(u.id)).toEqual(u);
+          expect(await store.users.remove(u.id)).toBeUndefined();
+          expect(await store.users.list(acc.id)).toEqual([]);
         });
       });
 
       describe('snapshots', () => {
         it('count only active keys, every user, and carry the account’s plan', async () => {
           const a = account({ planId: 'subscription_27' });
-          await store.createAccount(a);
+          await store.accounts.create(a);
           const keys = [apiKey(a.id), apiKey(a.id), apiKey(a.id)];
-          for (const [i, k] of keys.entries()) await store.createApiKey(k, `digest-${i}`);
-          await store.revokeApiKey(keys[0]!.id, T + 1);
-          await store.addUser(user(a.id, 'a@example.com'));
-          await store.addUser(user(a.id, 'b@example.com'));
+          for (const [i, k] of keys.entries()) await store.keys.create(k, `digest-${i}`);
+          await store.keys.revoke(keys[0]!.id, T + 1);
+          await store.users.add(user(a.id, 'a@example.com'));
+          await store.users.add(user(a.id, 'b@example.com'));
           const other = account();
-          await store.createAccount(other);
-          await store.createApiKey(apiKey(other.id), 'digest-x');
-          await store.addUser(user(other.id, 'c@example.com'));
+          await store.accounts.create(other);
+          await store.keys.create(apiKey(other.id), 'digest-x');
+          await store.users.add(user(other.id, 'c@example.com'));
 
-          const s = await store.getSnapshot(a.id);
+          const s = await store.accounts.snapshot(a.id);
           expect(s).toEqual({
             account: a,
             plan: DEFAULT_PLANS.find((p) => p.id === 'subscription_27'),
@@ -433,14 +433,14 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             userCount: 2,
             windows: [],
           });
-          expect(await store.getSnapshot(id('acc'))).toBeUndefined();
+          expect(await store.accounts.snapshot(id('acc'))).toBeUndefined();
         });
 
         it('see a plan change at once', async () => {
           const a = account({ planId: 'tiny' });
-          await store.createAccount(a);
-          await store.putPlan({ ...TINY, limits: limits(1, 1, 1, 1, 1, 1) }, T + 1);
-          expect((await store.getSnapshot(a.id))?.plan.limits).toEqual(limits(1, 1, 1, 1, 1, 1));
+          await store.accounts.create(a);
+          await store.plans.put({ ...TINY, limits: limits(1, 1, 1, 1, 1, 1) }, T + 1);
+          expect((await store.accounts.snapshot(a.id))?.plan.limits).toEqual(limits(1, 1, 1, 1, 1, 1));
         });
       });
 
@@ -448,9 +448,9 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         let acc: Account;
         beforeEach(async () => {
           acc = account();
-          await store.createAccount(acc);
+          await store.accounts.create(acc);
         });
-        const balance = async () => (await store.getAccount(acc.id))?.tokenBalance;
+        const balance = async () => (await store.accounts.get(acc.id))?.tokenBalance;
 
         it('moves the balance with grants, charges and adjustments, recording the balance after each', async () => {
           const steps: [LedgerKind, number, number, number][] = [
@@ -461,39 +461,39 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             ['charge', 55, -55, 0],
           ];
           for (const [kind, amount, delta, after] of steps) {
-            const outcome = await store.appendLedger(ledger(acc.id, kind, amount));
+            const outcome = await store.ledger.append(ledger(acc.id, kind, amount));
             expect(outcome).toMatchObject({
               kind: 'applied',
               entry: { kind, amount, delta, balanceAfter: after },
             });
           }
           expect(await balance()).toBe(0);
-          const all = await store.listLedger(acc.id, { limit: 10 });
+          const all = await store.ledger.list(acc.id, { limit: 10 });
           expect(all.map((e) => e.balanceAfter)).toEqual([100, 70, 50, 55, 0]);
-          const tail = await store.listLedger(acc.id, { limit: 2, after: all[2]!.id });
+          const tail = await store.ledger.list(acc.id, { limit: 2, after: all[2]!.id });
           expect(tail).toEqual(all.slice(3));
         });
 
         it('refuses a charge that does not fit and changes nothing', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', 10));
-          expect(await store.appendLedger(ledger(acc.id, 'charge', 11))).toEqual({
+          await store.ledger.append(ledger(acc.id, 'grant', 10));
+          expect(await store.ledger.append(ledger(acc.id, 'charge', 11))).toEqual({
             kind: 'insufficient',
             balance: 10,
           });
-          expect(await store.appendLedger(ledger(acc.id, 'adjust', -11))).toEqual({
+          expect(await store.ledger.append(ledger(acc.id, 'adjust', -11))).toEqual({
             kind: 'insufficient',
             balance: 10,
           });
           expect(await balance()).toBe(10);
-          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+          expect(await store.ledger.list(acc.id, { limit: 10 })).toHaveLength(1);
         });
 
         it('replays the first entry for the same idempotency key and request, counting it once', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', 100));
-          const first = await store.appendLedger(ledger(acc.id, 'charge', 60, { idempotencyKey: 'k1' }));
+          await store.ledger.append(ledger(acc.id, 'grant', 100));
+          const first = await store.ledger.append(ledger(acc.id, 'charge', 60, { idempotencyKey: 'k1' }));
           expect(first.kind).toBe('applied');
           // The replay answers even though the charge would no longer fit.
-          const again = await store.appendLedger(
+          const again = await store.ledger.append(
             ledger(acc.id, 'charge', 60, { idempotencyKey: 'k1', createdAt: T + 30 }),
           );
           expect(again).toEqual({
@@ -501,33 +501,33 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             entry: first.kind === 'applied' ? first.entry : undefined,
           });
           expect(await balance()).toBe(40);
-          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(2);
+          expect(await store.ledger.list(acc.id, { limit: 10 })).toHaveLength(2);
         });
 
         it('answers idempotency_conflict for the same key with another request, and changes nothing', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
+          await store.ledger.append(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
           expect(
-            await store.appendLedger(
+            await store.ledger.append(
               ledger(acc.id, 'grant', 5, { idempotencyKey: 'k1', requestHash: 'other' }),
             ),
           ).toEqual({ kind: 'idempotency_conflict' });
           expect(await balance()).toBe(100);
-          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+          expect(await store.ledger.list(acc.id, { limit: 10 })).toHaveLength(1);
         });
 
         it('keeps idempotency keys apart per account', async () => {
           const other = account();
-          await store.createAccount(other);
-          await store.appendLedger(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
+          await store.accounts.create(other);
+          await store.ledger.append(ledger(acc.id, 'grant', 100, { idempotencyKey: 'k1' }));
           expect(
-            (await store.appendLedger(ledger(other.id, 'grant', 100, { idempotencyKey: 'k1' }))).kind,
+            (await store.ledger.append(ledger(other.id, 'grant', 100, { idempotencyKey: 'k1' }))).kind,
           ).toBe('applied');
-          expect((await store.getAccount(other.id))?.tokenBalance).toBe(100);
+          expect((await store.accounts.get(other.id))?.tokenBalance).toBe(100);
         });
 
         it('keeps the balance within MAX_BALANCE: a move past it is over_maximum and changes nothing', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', MAX_BALANCE - 5));
-          expect(await store.appendLedger(ledger(acc.id, 'grant', 5))).toMatchObject({
+          await store.ledger.append(ledger(acc.id, 'grant', MAX_BALANCE - 5));
+          expect(await store.ledger.append(ledger(acc.id, 'grant', 5))).toMatchObject({
             kind: 'applied',
             entry: { balanceAfter: MAX_BALANCE },
           });
@@ -537,20 +537,20 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
             ['grant', 1_000_000_000_000],
           ] as const) {
             const past = ledger(acc.id, kind, amount, { idempotencyKey: 'top', requestHash: 'top' });
-            expect(await store.appendLedger(past)).toEqual({ kind: 'over_maximum', balance: MAX_BALANCE });
+            expect(await store.ledger.append(past)).toEqual({ kind: 'over_maximum', balance: MAX_BALANCE });
           }
           expect(await balance()).toBe(MAX_BALANCE);
           // Exact on the way down too; and the refused idempotency key was not spent.
-          expect(await store.appendLedger(ledger(acc.id, 'charge', 1))).toMatchObject({
+          expect(await store.ledger.append(ledger(acc.id, 'charge', 1))).toMatchObject({
             kind: 'applied',
             entry: { balanceAfter: MAX_BALANCE - 1 },
           });
           const again = ledger(acc.id, 'grant', 1, { idempotencyKey: 'top', requestHash: 'top' });
-          expect(await store.appendLedger(again)).toMatchObject({
+          expect(await store.ledger.append(again)).toMatchObject({
             kind: 'applied',
             entry: { balanceAfter: MAX_BALANCE },
           });
-          const all = await store.listLedger(acc.id, { limit: 10 });
+          const all = await store.ledger.list(acc.id, { limit: 10 });
           expect(all.map((e) => e.balanceAfter)).toEqual([
             MAX_BALANCE - 5,
             MAX_BALANCE,
@@ -562,11 +562,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
 
         it('answers not_found for an unknown account', async () => {
           const ghost = id('acc');
-          expect(await store.appendLedger(ledger(ghost, 'grant', 5))).toEqual({ kind: 'not_found' });
-          expect(await store.appendLedger(ledger(ghost, 'grant', 5, { idempotencyKey: 'k' }))).toEqual({
+          expect(await store.ledger.append(ledger(ghost, 'grant', 5))).toEqual({ kind: 'not_found' });
+          expect(await store.ledger.append(ledger(ghost, 'grant', 5, { idempotencyKey: 'k' }))).toEqual({
             kind: 'not_found',
           });
-          expect(await store.listLedger(ghost, { limit: 10 })).toEqual([]);
+          expect(await store.ledger.list(ghost, { limit: 10 })).toEqual([]);
         });
       });
 
@@ -574,7 +574,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         let acc: Account;
         beforeEach(async () => {
           acc = account({ planId: 'tiny' });
-          await store.createAccount(acc);
+          await store.accounts.create(acc);
         });
 
         const commit = (
@@ -584,14 +584,14 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           extra: Partial<UsageCommit> = {},
           planLimits: PlanLimits = TINY.limits,
         ) =>
-          store.commitUsage({
+          store.usage.commit({
             accountId: acc.id,
             increments: incrementsFor(planLimits, category, amounts),
             now,
             render: (windows, balanceAfter) => ({ windows, balanceAfter }),
             ...extra,
           });
-        const windows = async () => (await store.getSnapshot(acc.id))?.windows ?? [];
+        const windows = async () => (await store.accounts.snapshot(acc.id))?.windows ?? [];
         const bySlot = (ws: WindowState[]) =>
           [...ws].sort((a, b) =>
             `${a.category}.${a.unit}.${a.window}`.localeCompare(`${b.category}.${b.unit}.${b.window}`),
@@ -600,7 +600,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         it('matches the domain reference over a few hundred random consumptions across 5h and 1w ends', async () => {
           for (const seed of [1, 2, 3]) {
             const other = account({ planId: 'tiny' });
-            await store.createAccount(other);
+            await store.accounts.create(other);
             const random = seededRandom(seed);
             const pick = <X>(xs: readonly X[]): X => xs[Math.floor(random() * xs.length)]!;
             const clock = new FixedClock(T * 1000);
@@ -623,7 +623,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
 
               if (random() < 0.05) {
                 plan = plan === TINY ? TINIER : TINY;
-                await store.updateAccount(other.id, { planId: plan.id }, now);
+                await store.accounts.update(other.id, { planId: plan.id }, now);
                 seen.planSwitches++;
               }
 
@@ -632,7 +632,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
               const records = random() < 0.1 ? 0 : Math.floor(random() * 13) + (requests === 0 ? 1 : 0);
               const increments = incrementsFor(plan.limits, category, { records, requests });
               const expected = applyConsumption(reference, increments, now);
-              const outcome = await store.commitUsage({
+              const outcome = await store.usage.commit({
                 accountId: other.id,
                 increments,
                 now,
@@ -651,7 +651,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
                 seen.exceeded++;
               }
 
-              const snapshot = await store.getSnapshot(other.id);
+              const snapshot = await store.accounts.snapshot(other.id);
               expect(snapshot?.plan.id, where).toBe(plan.id);
               const stored = snapshot?.windows ?? [];
               expect(fairUseView(plan.limits, stored, now), where).toEqual(
@@ -692,7 +692,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           // Made in one turn of the event loop: SQLite writes them in one group commit, with the
           // account's windows cached (read once before).
           await commit('enrich', { records: 1, requests: 0 }, T);
-          expect((await store.getSnapshot(acc.id))?.windows).toHaveLength(2);
+          expect((await store.accounts.snapshot(acc.id))?.windows).toHaveLength(2);
           const outcomes = await Promise.all(
             [1, 2, 3, 4].map(() => commit('enrich', { records: 6, requests: 1 }, T)),
           );
@@ -763,14 +763,14 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         });
 
         it('charges tokens in the same commit and hands the balance to render', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', 10));
+          await store.ledger.append(ledger(acc.id, 'grant', 10));
           const entryId = id('led');
           const outcome = await commit('enrich', { records: 3, requests: 1 }, T, {
             charge: { entryId, amount: 4, reason: 'enrich' },
           });
           expect(outcome).toMatchObject({ kind: 'committed', response: { balanceAfter: 6 } });
-          expect((await store.getAccount(acc.id))?.tokenBalance).toBe(6);
-          const entries = await store.listLedger(acc.id, { limit: 10 });
+          expect((await store.accounts.get(acc.id))?.tokenBalance).toBe(6);
+          const entries = await store.ledger.list(acc.id, { limit: 10 });
           expect(entries.at(-1)).toMatchObject({
             id: entryId,
             kind: 'charge',
@@ -781,7 +781,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         });
 
         it('rolls the windows back when the charge does not fit', async () => {
-          await store.appendLedger(ledger(acc.id, 'grant', 5));
+          await store.ledger.append(ledger(acc.id, 'grant', 5));
           await commit('enrich', { records: 1, requests: 1 }, T);
           const before = bySlot(await windows());
           const outcome = await commit('enrich', { records: 3, requests: 1 }, T + 1, {
@@ -789,8 +789,8 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           });
           expect(outcome).toEqual({ kind: 'insufficient', balance: 5 });
           expect(bySlot(await windows())).toEqual(before);
-          expect((await store.getAccount(acc.id))?.tokenBalance).toBe(5);
-          expect(await store.listLedger(acc.id, { limit: 10 })).toHaveLength(1);
+          expect((await store.accounts.get(acc.id))?.tokenBalance).toBe(5);
+          expect(await store.ledger.list(acc.id, { limit: 10 })).toHaveLength(1);
         });
 
         it('renders from the windows after the consumption', async () => {
@@ -851,11 +851,11 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           const ghost = id('acc');
           const increments = incrementsFor(TINY.limits, 'enrich', { records: 1, requests: 1 });
           const render = () => null;
-          expect(await store.commitUsage({ accountId: ghost, increments, now: T, render })).toEqual({
+          expect(await store.usage.commit({ accountId: ghost, increments, now: T, render })).toEqual({
             kind: 'not_found',
           });
           expect(
-            await store.commitUsage({
+            await store.usage.commit({
               accountId: ghost,
               increments,
               now: T,
@@ -865,7 +865,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           ).toEqual({ kind: 'not_found' });
           // An amount over every limit: no window would even start, and the account is still unknown.
           const over = incrementsFor(TINY.limits, 'enrich', { records: 1_000, requests: 1_000 });
-          expect(await store.commitUsage({ accountId: ghost, increments: over, now: T, render })).toEqual({
+          expect(await store.usage.commit({ accountId: ghost, increments: over, now: T, render })).toEqual({
             kind: 'not_found',
           });
         });
@@ -875,17 +875,17 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         let acc: Account;
         beforeEach(async () => {
           acc = account({ planId: 'tiny' });
-          await store.createAccount(acc);
+          await store.accounts.create(acc);
         });
         const trail = (accountId?: string) =>
-          store.listAudit({ limit: 100, ...(accountId === undefined ? {} : { accountId }) });
+          store.audit.list({ limit: 100, ...(accountId === undefined ? {} : { accountId }) });
         const consume = (
           accountId: string,
           amounts: Amounts,
           entry?: AuditEntry,
           extra: Partial<UsageCommit> = {},
         ) =>
-          store.commitUsage(
+          store.usage.commit(
             {
               accountId,
               increments: incrementsFor(TINY.limits, 'enrich', amounts),
@@ -904,22 +904,22 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           const steps: Array<[AuditEntry, (e: AuditEntry) => Promise<unknown>]> = [
             [
               audit('account.create', a.id, null, { name: 'Acme', plan: 'tiny', unlimited: null, tokens: 5 }),
-              (e) => store.createAccount(a, ledger(a.id, 'grant', 5), e),
+              (e) => store.accounts.create(a, ledger(a.id, 'grant', 5), e),
             ],
             [
               audit('account.update', a.id, null, { name: 'Globex' }),
-              (e) => store.updateAccount(a.id, { name: 'Globex' }, T + 1, e),
+              (e) => store.accounts.update(a.id, { name: 'Globex' }, T + 1, e),
             ],
             [
               audit('key.create', a.id, k.id, { name: 'ci' }),
-              (e) => store.createApiKey(k, 'digest-audited', e),
+              (e) => store.keys.create(k, 'digest-audited', e),
             ],
-            [audit('key.revoke', a.id, k.id), (e) => store.revokeApiKey(k.id, T + 2, e)],
-            [audit('user.add', a.id, u.id, { email: u.email, role: 'member' }), (e) => store.addUser(u, e)],
-            [audit('user.remove', a.id, u.id, { email: u.email }), (e) => store.removeUser(u.id, e)],
+            [audit('key.revoke', a.id, k.id), (e) => store.keys.revoke(k.id, T + 2, e)],
+            [audit('user.add', a.id, u.id, { email: u.email, role: 'member' }), (e) => store.users.add(u, e)],
+            [audit('user.remove', a.id, u.id, { email: u.email }), (e) => store.users.remove(u.id, e)],
             [
               audit('tokens.grant', a.id, grant.id, { amount: 10, reason: null, idempotency_key: null }),
-              (e) => store.appendLedger(grant, e),
+              (e) => store.ledger.append(grant, e),
             ],
             [
               audit('usage.record', a.id, null, { category: 'enrich', records: 2, requests: 1 }),
@@ -932,7 +932,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
                 limits: TINY.limits as unknown as AuditDetails,
                 note: 'Zoë ✓ "quoted"',
               }),
-              (e) => store.putPlan(TINY, T + 3, e),
+              (e) => store.plans.put(TINY, T + 3, e),
             ],
           ];
           for (const [entry, act] of steps) await act(entry);
@@ -942,43 +942,45 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           expect(await trail(a.id)).toEqual(written.filter((e) => e.accountId === a.id));
           expect(await trail(acc.id)).toEqual([]);
           // And the actions themselves were kept.
-          expect(await store.getAccount(a.id)).toMatchObject({ name: 'Globex', tokenBalance: 15 });
-          expect((await store.getApiKey(k.id))?.revokedAt).toBe(T + 2);
-          expect((await store.getSnapshot(a.id))?.windows).toHaveLength(3);
+          expect(await store.accounts.get(a.id)).toMatchObject({ name: 'Globex', tokenBalance: 15 });
+          expect((await store.keys.get(k.id))?.revokedAt).toBe(T + 2);
+          expect((await store.accounts.snapshot(a.id))?.windows).toHaveLength(3);
         });
 
         it('writes no entry for an action that did not take effect: refused, replayed, already done, or unknown', async () => {
           const ghost = id('acc');
           const k = apiKey(acc.id);
-          await store.createApiKey(k, 'digest-r');
-          await store.revokeApiKey(k.id, T);
+          await store.keys.create(k, 'digest-r');
+          await store.keys.revoke(k.id, T);
           const u = user(acc.id, 'dup@example.com');
-          await store.addUser(u);
-          await store.appendLedger(ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1' }));
+          await store.users.add(u);
+          await store.ledger.append(ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1' }));
           await consume(acc.id, { records: 1, requests: 1 }, undefined, {
             idempotency: { key: 'u-1', requestHash: 'h1' },
           });
           const none = (action: AuditAction, target: string | null = null) => audit(action, acc.id, target);
 
-          expect(await store.updateAccount(ghost, { name: 'X' }, T, none('account.update'))).toBeUndefined();
-          expect(await store.revokeApiKey(k.id, T + 5, none('key.revoke', k.id))).toMatchObject({
+          expect(
+            await store.accounts.update(ghost, { name: 'X' }, T, none('account.update')),
+          ).toBeUndefined();
+          expect(await store.keys.revoke(k.id, T + 5, none('key.revoke', k.id))).toMatchObject({
             revokedAt: T,
           });
-          expect(await store.revokeApiKey(id('key'), T, none('key.revoke'))).toBeUndefined();
-          expect(await store.addUser(user(acc.id, 'dup@example.com'), none('user.add'))).toBe('duplicate');
-          expect(await store.removeUser(id('usr'), none('user.remove'))).toBeUndefined();
+          expect(await store.keys.revoke(id('key'), T, none('key.revoke'))).toBeUndefined();
+          expect(await store.users.add(user(acc.id, 'dup@example.com'), none('user.add'))).toBe('duplicate');
+          expect(await store.users.remove(id('usr'), none('user.remove'))).toBeUndefined();
 
           const ledgerOutcomes = [
-            await store.appendLedger(ledger(acc.id, 'charge', 4), none('tokens.charge')),
-            await store.appendLedger(
+            await store.ledger.append(ledger(acc.id, 'charge', 4), none('tokens.charge')),
+            await store.ledger.append(
               ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1' }),
               none('tokens.grant'),
             ),
-            await store.appendLedger(
+            await store.ledger.append(
               ledger(acc.id, 'grant', 3, { idempotencyKey: 'g-1', requestHash: 'other' }),
               none('tokens.grant'),
             ),
-            await store.appendLedger(ledger(ghost, 'grant', 1), none('tokens.grant')),
+            await store.ledger.append(ledger(ghost, 'grant', 1), none('tokens.grant')),
           ];
           expect(ledgerOutcomes.map((o) => o.kind)).toEqual([
             'insufficient',
@@ -1014,7 +1016,7 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
         it('keeps neither the action nor its entry when the entry cannot be written (one transaction)', async () => {
           const k1 = apiKey(acc.id);
           const first = audit('key.create', acc.id, k1.id);
-          await store.createApiKey(k1, 'digest-1', first);
+          await store.keys.create(k1, 'digest-1', first);
           // The same entry id again: the entry's insert fails, and must take its action down with it.
           const clash = (action: AuditAction, accountId: string | null = acc.id): AuditEntry => ({
             ...audit(action, accountId, null),
@@ -1022,75 +1024,75 @@ export function storeContract(name: string, makeStore: () => Promise<StoreFixtur
           });
           const b = account();
           const k2 = apiKey(acc.id);
-          const before = await store.getAccount(acc.id);
-          const windowsBefore = (await store.getSnapshot(acc.id))?.windows;
+          const before = await store.accounts.get(acc.id);
+          const windowsBefore = (await store.accounts.snapshot(acc.id))?.windows;
 
           await expect(
-            store.createAccount(b, ledger(b.id, 'grant', 5), clash('account.create', b.id)),
+            store.accounts.create(b, ledger(b.id, 'grant', 5), clash('account.create', b.id)),
           ).rejects.toThrow();
           await expect(
-            store.updateAccount(acc.id, { name: 'Lost' }, T + 1, clash('account.update')),
+            store.accounts.update(acc.id, { name: 'Lost' }, T + 1, clash('account.update')),
           ).rejects.toThrow();
-          await expect(store.createApiKey(k2, 'digest-2', clash('key.create'))).rejects.toThrow();
-          await expect(store.revokeApiKey(k1.id, T + 1, clash('key.revoke'))).rejects.toThrow();
-          await expect(store.addUser(user(acc.id, 'eve@example.com'), clash('user.add'))).rejects.toThrow();
+          await expect(store.keys.create(k2, 'digest-2', clash('key.create'))).rejects.toThrow();
+          await expect(store.keys.revoke(k1.id, T + 1, clash('key.revoke'))).rejects.toThrow();
+          await expect(store.users.add(user(acc.id, 'eve@example.com'), clash('user.add'))).rejects.toThrow();
           await expect(
-            store.appendLedger(ledger(acc.id, 'grant', 7), clash('tokens.grant')),
+            store.ledger.append(ledger(acc.id, 'grant', 7), clash('tokens.grant')),
           ).rejects.toThrow();
           await expect(consume(acc.id, { records: 1, requests: 1 }, clash('usage.record'))).rejects.toThrow();
           await expect(
-            store.putPlan({ ...TINY, unlimited: true }, T + 1, clash('plan.put', null)),
+            store.plans.put({ ...TINY, unlimited: true }, T + 1, clash('plan.put', null)),
           ).rejects.toThrow();
 
-          expect(await store.getAccount(b.id)).toBeUndefined();
-          expect(await store.listLedger(b.id, { limit: 10 })).toEqual([]);
-          expect(await store.getAccount(acc.id)).toEqual(before);
-          expect(await store.getApiKey(k2.id)).toBeUndefined();
-          expect(await store.findActiveKey('digest-1')).toEqual({ keyId: k1.id, accountId: acc.id });
-          expect(await store.listUsers(acc.id)).toEqual([]);
-          expect(await store.listLedger(acc.id, { limit: 10 })).toEqual([]);
-          expect((await store.getSnapshot(acc.id))?.windows).toEqual(windowsBefore);
-          expect(await store.getPlan('tiny')).toEqual(TINY);
+          expect(await store.accounts.get(b.id)).toBeUndefined();
+          expect(await store.ledger.list(b.id, { limit: 10 })).toEqual([]);
+          expect(await store.accounts.get(acc.id)).toEqual(before);
+          expect(await store.keys.get(k2.id)).toBeUndefined();
+          expect(await store.keys.findActive('digest-1')).toEqual({ keyId: k1.id, accountId: acc.id });
+          expect(await store.users.list(acc.id)).toEqual([]);
+          expect(await store.ledger.list(acc.id, { limit: 10 })).toEqual([]);
+          expect((await store.accounts.snapshot(acc.id))?.windows).toEqual(windowsBefore);
+          expect(await store.plans.get('tiny')).toEqual(TINY);
           expect(await trail()).toEqual([first]);
 
           // removeUser too: the user stays.
           const u = user(acc.id, 'kept@example.com');
-          await store.addUser(u);
-          await expect(store.removeUser(u.id, clash('user.remove'))).rejects.toThrow();
-          expect(await store.getUser(u.id)).toEqual(u);
+          await store.users.add(u);
+          await expect(store.users.remove(u.id, clash('user.remove'))).rejects.toThrow();
+          expect(await store.users.get(u.id)).toEqual(u);
         });
 
         it('lists by account, a page at a time after the last id seen; all accounts and plans without one', async () => {
           const other = account();
-          await store.createAccount(other);
+          await store.accounts.create(other);
           const mine: AuditEntry[] = [];
           const all: AuditEntry[] = [];
           for (let i = 0; i < 5; i++) {
             const e = audit('account.update', acc.id, null, { name: `A${i}` });
-            await store.updateAccount(acc.id, { name: `A${i}` }, T + i, e);
+            await store.accounts.update(acc.id, { name: `A${i}` }, T + i, e);
             mine.push(e);
             all.push(e);
             const o = audit('account.update', other.id, null, { name: `B${i}` });
-            await store.updateAccount(other.id, { name: `B${i}` }, T + i, o);
+            await store.accounts.update(other.id, { name: `B${i}` }, T + i, o);
             all.push(o);
           }
           const plan = audit('plan.put', null, 'tiny', { unlimited: false });
-          await store.putPlan(TINY, T + 9, plan);
+          await store.plans.put(TINY, T + 9, plan);
           all.push(plan);
 
-          const page1 = await store.listAudit({ accountId: acc.id, limit: 2 });
+          const page1 = await store.audit.list({ accountId: acc.id, limit: 2 });
           expect(page1).toEqual(mine.slice(0, 2));
-          const page2 = await store.listAudit({ accountId: acc.id, limit: 2, after: page1[1]!.id });
+          const page2 = await store.audit.list({ accountId: acc.id, limit: 2, after: page1[1]!.id });
           expect(page2).toEqual(mine.slice(2, 4));
-          const page3 = await store.listAudit({ accountId: acc.id, limit: 2, after: page2[1]!.id });
+          const page3 = await store.audit.list({ accountId: acc.id, limit: 2, after: page2[1]!.id });
           expect(page3).toEqual(mine.slice(4));
-          expect(await store.listAudit({ accountId: acc.id, limit: 2, after: mine[4]!.id })).toEqual([]);
+          expect(await store.audit.list({ accountId: acc.id, limit: 2, after: mine[4]!.id })).toEqual([]);
 
-          expect(await store.listAudit({ limit: 100 })).toEqual(all);
-          const firstThree = await store.listAudit({ limit: 3 });
+          expect(await store.audit.list({ limit: 100 })).toEqual(all);
+          const firstThree = await store.audit.list({ limit: 3 });
           expect(firstThree).toEqual(all.slice(0, 3));
-          expect(await store.listAudit({ limit: 100, after: firstThree[2]!.id })).toEqual(all.slice(3));
-          expect(await store.listAudit({ accountId: id('acc'), limit: 10 })).toEqual([]);
+          expect(await store.audit.list({ limit: 100, after: firstThree[2]!.id })).toEqual(all.slice(3));
+          expect(await store.audit.list({ accountId: id('acc'), limit: 10 })).toEqual([]);
         });
       });
     });

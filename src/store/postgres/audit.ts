@@ -1,7 +1,7 @@
 /** @module PostgreSQL's audit trail: an entry written in the transaction of its action, and read a page at a time. */
 import type { AuditEntry } from '../../domain/audit.js';
-import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
 import type { AuditQuery, AuditStore } from '../audit-store.js';
+import { AUDIT_COLUMNS, type AuditRow, auditValues, toAudit } from '../rows.js';
 import { guard, type PgQueryable } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 

@@ -14,10 +14,10 @@ import {
 } from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
-import { Rollback } from '../rollback.js';
-import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
 import type { Page } from '../page.js';
+import { Rollback } from '../rollback.js';
+import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';

@@ -3,9 +3,9 @@ import type { AuditEntry } from '../../domain/audit.js';
 import type { User } from '../../domain/users.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
+import type { UserStore } from '../users-store.js';
 import { writeAudit } from './audit.js';
 import { guard } from './driver.js';
-import type { UserStore } from '../users-store.js';
 import type { PgTransactions } from './transactions.js';
 
 export class PgUsers implements UserStore {

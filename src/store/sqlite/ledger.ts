@@ -12,10 +12,10 @@ import {
   replayOrConflict,
 } from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
-import { Rollback } from '../rollback.js';
-import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
 import type { Page } from '../page.js';
+import { Rollback } from '../rollback.js';
+import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import { recordEvents } from './webhooks.js';

@@ -3,8 +3,8 @@ import type { AuditEntry } from '../../domain/audit.js';
 import type { User } from '../../domain/users.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
-import { writeAudit } from './audit.js';
 import type { UserStore } from '../users-store.js';
+import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 
 export class SqliteUsers implements UserStore {
