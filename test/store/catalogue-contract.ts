@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 

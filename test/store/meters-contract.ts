@@ -10,7 +10,7 @@ import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
 import { seededRandom } from '../seeded-random.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 const DAY = 86_400;

@@ -9,7 +9,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { type UsageRow, zeroCounts } from '../../src/domain/usage-history.js';
 import type { Store } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 

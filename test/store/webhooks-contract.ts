@@ -12,7 +12,7 @@ import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import type { WebhookEndpoint } from '../../src/domain/webhooks.js';
 import type { Store, UsageCommit } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 /** enrich records: 10 per 5 h, 100 per week; requests 10 per 5 h. */
