@@ -14,27 +14,24 @@ export async function writeAudit(audit: AuditEntry | undefined, db: PgQueryable)
   );
 }
 
-export async function listAudit(t: PgTransactions, q: AuditQuery): Promise<AuditEntry[]> {
-  const rows = await guard(() =>
-    q.accountId === undefined
-      ? t.all<AuditRow>('SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2', [
-          q.after ?? '',
-          q.limit,
-        ])
-      : t.all<AuditRow>('SELECT * FROM audit_log WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
-          q.accountId,
-          q.after ?? '',
-          q.limit,
-        ]),
-  );
-  return rows.map(toAudit);
-}
-
 /** store.audit on PostgreSQL. */
 export class PgAudit implements AuditStore {
   constructor(private readonly t: PgTransactions) {}
 
-  list(q: AuditQuery): Promise<AuditEntry[]> {
-    return listAudit(this.t, q);
+  async list(q: AuditQuery): Promise<AuditEntry[]> {
+    const t = this.t;
+    const rows = await guard(() =>
+      q.accountId === undefined
+        ? t.all<AuditRow>('SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2', [
+            q.after ?? '',
+            q.limit,
+          ])
+        : t.all<AuditRow>('SELECT * FROM audit_log WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+            q.accountId,
+            q.after ?? '',
+            q.limit,
+          ]),
+    );
+    return rows.map(toAudit);
   }
 }

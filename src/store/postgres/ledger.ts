@@ -23,23 +23,6 @@ import { guard, type PgQueryable } from './driver.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
 import { recordEvents } from './webhooks.js';
 
-export async function appendLedger(
-  t: PgTransactions,
-  entry: LedgerAppend,
-  audit: AuditEntry | undefined,
-): Promise<LedgerOutcome> {
-  return t.answer(() =>
-    t.tx(
-      async (db) => {
-        const outcome = await applyLedger(t, entry, db);
-        if (outcome.kind === 'applied') await writeAudit(audit, db);
-        return outcome;
-      },
-      (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
-    ),
-  );
-}
-
 /** Inside a transaction: replay, refuse, or move the balance and append the entry. */
 export async function applyLedger(
   t: PgTransactions,
@@ -90,26 +73,33 @@ export async function applyLedger(
   return { kind: 'applied', entry: toLedger(row) };
 }
 
-export async function listLedger(t: PgTransactions, accountId: string, page: Page): Promise<LedgerEntry[]> {
-  return guard(async () =>
-    (
-      await t.all<LedgerRow>(
-        'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
-        [accountId, page.after ?? '', page.limit],
-      )
-    ).map(toLedger),
-  );
-}
-
 /** store.ledger on PostgreSQL. */
 export class PgLedger implements LedgerStore {
   constructor(private readonly t: PgTransactions) {}
 
-  append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
-    return appendLedger(this.t, entry, audit);
+  async append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    const t = this.t;
+    return t.answer(() =>
+      t.tx(
+        async (db) => {
+          const outcome = await applyLedger(t, entry, db);
+          if (outcome.kind === 'applied') await writeAudit(audit, db);
+          return outcome;
+        },
+        (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
+      ),
+    );
   }
 
-  list(accountId: string, page: Page): Promise<LedgerEntry[]> {
-    return listLedger(this.t, accountId, page);
+  async list(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    const t = this.t;
+    return guard(async () =>
+      (
+        await t.all<LedgerRow>(
+          'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+          [accountId, page.after ?? '', page.limit],
+        )
+      ).map(toLedger),
+    );
   }
 }

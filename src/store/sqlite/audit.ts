@@ -10,23 +10,20 @@ export function writeAudit(x: SqliteExecutor, audit: AuditEntry | undefined): vo
   x.sql(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(...auditValues(audit));
 }
 
-export async function listAudit(x: SqliteExecutor, q: AuditQuery): Promise<AuditEntry[]> {
-  const rows = await x.attempt(
-    () =>
-      (q.accountId === undefined
-        ? x.sql('SELECT * FROM audit_log WHERE id > ? ORDER BY id LIMIT ?').all(q.after ?? '', q.limit)
-        : x
-            .sql('SELECT * FROM audit_log WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
-            .all(q.accountId, q.after ?? '', q.limit)) as AuditRow[],
-  );
-  return rows.map(toAudit);
-}
-
 /** store.audit on SQLite. */
 export class SqliteAudit implements AuditStore {
   constructor(private readonly x: SqliteExecutor) {}
 
-  list(q: AuditQuery): Promise<AuditEntry[]> {
-    return listAudit(this.x, q);
+  async list(q: AuditQuery): Promise<AuditEntry[]> {
+    const x = this.x;
+    const rows = await x.attempt(
+      () =>
+        (q.accountId === undefined
+          ? x.sql('SELECT * FROM audit_log WHERE id > ? ORDER BY id LIMIT ?').all(q.after ?? '', q.limit)
+          : x
+              .sql('SELECT * FROM audit_log WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
+              .all(q.accountId, q.after ?? '', q.limit)) as AuditRow[],
+    );
+    return rows.map(toAudit);
   }
 }
