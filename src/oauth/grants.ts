@@ -14,7 +14,7 @@ import type { Store } from '../store/store.js';
 
 /** What a grant's key row is kept with: the store's keys, and the clock. */
 export interface GrantKeyDeps {
-  store: Pick<Store, 'createApiKey' | 'getApiKey' | 'listApiKeys' | 'revokeApiKey'>;
+  store: Pick<Store, 'keys'>;
   clock: Clock;
 }
 
@@ -59,16 +59,16 @@ export class GrantKeys {
       name: record.name,
       oauth_client: grant.clientId,
     });
-    await deps.store.createApiKey(record, grantDigest(this.secret, grant.id), audit);
+    await deps.store.keys.create(record, grantDigest(this.secret, grant.id), audit);
   }
 
   /** Revokes the grant's key row (idempotently); whether there was such a grant of this account. */
   async revoke(grantId: string, actor: string, accountId?: string): Promise<boolean> {
     const { deps } = this;
-    const key = await deps.store.getApiKey(grantId);
+    const key = await deps.store.keys.get(grantId);
     if (!key || key.hint !== GRANT_HINT || (accountId !== undefined && key.accountId !== accountId))
       return false;
-    await deps.store.revokeApiKey(
+    await deps.store.keys.revoke(
       grantId,
       nowSeconds(deps.clock),
       draftAudit(deps, actingAs(actor), 'key.revoke', key.accountId, grantId, {}),
@@ -78,7 +78,7 @@ export class GrantKeys {
 
   /** The account's grants, newest first (the console's Connected apps). */
   async list(accountId: string): Promise<ApiKeyRecord[]> {
-    const keys = await this.deps.store.listApiKeys(accountId);
+    const keys = await this.deps.store.keys.list(accountId);
     return keys.filter((k) => k.hint === GRANT_HINT).sort((a, b) => (a.id < b.id ? 1 : -1));
   }
 }

@@ -15,7 +15,7 @@ import { mcpResource, redirectAllowed } from './settings.js';
 
 export interface OAuthOptions {
   /** The grants' key rows and the provider's own rows (store.oauth). */
-  store: Pick<Store, 'createApiKey' | 'getApiKey' | 'listApiKeys' | 'revokeApiKey' | 'oauth'>;
+  store: Pick<Store, 'keys' | 'oauth'>;
   /** Where a grant's key row is found on the hot path (the read cache, or the store). */
   reads: Pick<Reads, 'findActiveKey'>;
   /** Where a grant's use is noted (last_used_at), as a key's is; none in tools that do not serve. */

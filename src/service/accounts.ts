@@ -34,7 +34,7 @@ export class AccountService {
     const drafted = await this.draft(input, by);
     if (!drafted.ok) return drafted;
     const { account, grant, audit } = drafted.value;
-    await this.deps.store.createAccount(account, grant, audit);
+    await this.deps.store.accounts.create(account, grant, audit);
     return this.get(account.id);
   }
 
@@ -50,7 +50,7 @@ export class AccountService {
     const drafted = await this.draft(input, by);
     if (!drafted.ok) return drafted;
     const { account, grant, audit } = drafted.value;
-    if (!(await this.deps.store.createFirstAccount(account, grant, audit))) return undefined;
+    if (!(await this.deps.store.accounts.createFirst(account, grant, audit))) return undefined;
     return this.get(account.id);
   }
 
@@ -59,7 +59,7 @@ export class AccountService {
     const name = validateAccountName(input.name);
     if (!name.ok) return name;
     const planId = input.plan ?? DEFAULT_PLAN;
-    if (typeof planId !== 'string' || !(await this.deps.store.getPlan(planId))) {
+    if (typeof planId !== 'string' || !(await this.deps.store.plans.get(planId))) {
       return fail('invalid_arguments', `Unknown plan "${String(planId)}".`);
     }
     if (input.unlimited !== undefined && input.unlimited !== null && typeof input.unlimited !== 'boolean') {
@@ -105,7 +105,7 @@ export class AccountService {
   }
 
   async get(id: string): Promise<Result<AdminAccountRecord>> {
-    const snapshot = await this.deps.store.getSnapshot(id);
+    const snapshot = await this.deps.store.accounts.snapshot(id);
     return snapshot
       ? ok(adminAccountRecord(snapshot, now(this.deps)))
       : fail('not_found', `No account "${id}".`);
@@ -115,11 +115,11 @@ export class AccountService {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
       return fail('invalid_arguments', `limit must be from 1 to ${MAX_PAGE}.`);
     }
-    const accounts = await this.deps.store.listAccounts(after === undefined ? { limit } : { limit, after });
+    const accounts = await this.deps.store.accounts.list(after === undefined ? { limit } : { limit, after });
     const t = now(this.deps);
     const records: AdminAccountRecord[] = [];
     for (const a of accounts) {
-      const s = await this.deps.store.getSnapshot(a.id);
+      const s = await this.deps.store.accounts.snapshot(a.id);
       if (s) records.push(adminAccountRecord(s, t));
     }
     return ok(records);
@@ -130,7 +130,7 @@ export class AccountService {
     input: UpdateAccountInput,
     by?: AuditContext,
   ): Promise<Result<AdminAccountRecord>> {
-    const current = await this.deps.store.getAccount(id);
+    const current = await this.deps.store.accounts.get(id);
     if (!current) return fail('not_found', `No account "${id}".`);
     const patch: AccountPatch = {};
     if (input.name !== undefined) {
@@ -139,7 +139,7 @@ export class AccountService {
       patch.name = name.value;
     }
     if (input.plan !== undefined) {
-      if (typeof input.plan !== 'string' || !(await this.deps.store.getPlan(input.plan))) {
+      if (typeof input.plan !== 'string' || !(await this.deps.store.plans.get(input.plan))) {
         return fail('invalid_arguments', `Unknown plan "${String(input.plan)}".`);
       }
       patch.planId = input.plan;
@@ -166,7 +166,7 @@ export class AccountService {
     }
     if (Object.keys(patch).length === 0) return fail('invalid_arguments', 'Nothing to update.');
     const audit = draftAudit(this.deps, by, 'account.update', id, null, askedFields(patch));
-    await this.deps.store.updateAccount(id, patch, now(this.deps), audit);
+    await this.deps.store.accounts.update(id, patch, now(this.deps), audit);
     return this.get(id);
   }
 }

@@ -77,10 +77,10 @@ export class AuditService {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
       return fail('invalid_arguments', `limit must be from 1 to ${MAX_PAGE}.`);
     }
-    if (input.accountId !== undefined && !(await this.deps.store.getAccount(input.accountId))) {
+    if (input.accountId !== undefined && !(await this.deps.store.accounts.get(input.accountId))) {
       return fail('not_found', `No account "${input.accountId}".`);
     }
-    const entries = await this.deps.store.listAudit({
+    const entries = await this.deps.store.audit.list({
       limit,
       ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),
       ...(input.after !== undefined ? { after: input.after } : {}),

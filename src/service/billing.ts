@@ -135,7 +135,7 @@ export class BillingService {
     }
     const range = historyRange(dayOf(now(this.deps)), input.from, input.to);
     if (!range.ok) return range;
-    if (!(await this.deps.store.getAccount(accountId)))
+    if (!(await this.deps.store.accounts.get(accountId)))
       return fail('not_found', `No account "${accountId}".`);
     const { from, to } = range.value;
     const groups = await this.groups(accountId, from, to, by);

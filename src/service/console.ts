@@ -200,7 +200,7 @@ export class ConsoleService {
   ): Promise<Result<SignInMail>> {
     const added = await this.uses.users.add(accountId, email, role, userActor(actorEmail));
     if (!added.ok) return added;
-    const account = await this.deps.store.getAccount(accountId);
+    const account = await this.deps.store.accounts.get(accountId);
     const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
     return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
   }
@@ -297,7 +297,7 @@ export class ConsoleService {
   ): Promise<Result<unknown>> {
     const valid = validateUser('x@example.com', role);
     if (!valid.ok) return valid;
-    const user = await this.deps.store.getUser(userId);
+    const user = await this.deps.store.users.get(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
     const audit = draftAudit(this.deps, userActor(actorEmail), 'user.role', accountId, userId, {
       email: user.email,
@@ -309,7 +309,7 @@ export class ConsoleService {
 
   /** Removes a user of the account; their sessions end when it was their last account. */
   async removeUser(actorEmail: string, accountId: string, userId: string): Promise<Result<unknown>> {
-    const user = await this.deps.store.getUser(userId);
+    const user = await this.deps.store.users.get(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
     const removed = await this.uses.users.remove(userId, userActor(actorEmail));
     if (!removed.ok) return removed;

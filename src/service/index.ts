@@ -2,7 +2,7 @@
 
 import type { Clock } from '../domain/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Reads } from '../store/cached-reads.js';
+import { type Reads, StoreReads } from '../store/cached-reads.js';
 import type { AccountSnapshot, Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { AuditService } from './audit.js';
@@ -107,10 +107,10 @@ export class Services {
   }
 }
 
-/** `reads` defaults to the store itself: no read cache (one-shot commands, tests not about it). */
+/** `reads` defaults to the store's own, uncached (one-shot commands, tests not about the cache). */
 export function createServices(
   deps: Omit<ServiceDeps, 'reads'> & Partial<Pick<ServiceDeps, 'reads'>>,
   otherBearers?: BearerCheck,
 ): Services {
-  return new Services({ ...deps, reads: deps.reads ?? deps.store }, otherBearers);
+  return new Services({ ...deps, reads: deps.reads ?? new StoreReads(deps.store) }, otherBearers);
 }

@@ -37,7 +37,7 @@ export class KeyUsageRecorder {
     this.pending = new Map();
     for (let i = 0; i < batch.length; i += this.chunkSize) {
       try {
-        await this.store.touchApiKeys(batch.slice(i, i + this.chunkSize));
+        await this.store.keys.touch(batch.slice(i, i + this.chunkSize));
       } catch (err) {
         // What was not written goes back, unless a newer use was noted meanwhile.
         for (const { id, at } of batch.slice(i)) if (!this.pending.has(id)) this.pending.set(id, at);

@@ -58,7 +58,7 @@ export class KeyService {
     if (name != null && (typeof name !== 'string' || name.length > 100)) {
       return fail('invalid_arguments', 'name must be a string of at most 100 characters.');
     }
-    const account = await this.deps.store.getAccount(accountId);
+    const account = await this.deps.store.accounts.get(accountId);
     if (!account) return fail('not_found', `No account "${accountId}".`);
     if (account.status === 'closed')
       return fail('conflict', 'The account is closed; it cannot have new keys.');
@@ -74,22 +74,22 @@ export class KeyService {
     };
     // The audit entry names the key by its id: never the key, its digest or its hint.
     const audit = draftAudit(this.deps, by, 'key.create', accountId, record.id, { name: record.name });
-    await this.deps.store.createApiKey(record, digestKey(this.deps.keySecret, key), audit);
+    await this.deps.store.keys.create(record, digestKey(this.deps.keySecret, key), audit);
     return ok({ ...keyRecord(record), key });
   }
 
   async list(accountId: string): Promise<Result<KeyRecord[]>> {
-    if (!(await this.deps.store.getAccount(accountId)))
+    if (!(await this.deps.store.accounts.get(accountId)))
       return fail('not_found', `No account "${accountId}".`);
-    return ok((await this.deps.store.listApiKeys(accountId)).map(keyRecord));
+    return ok((await this.deps.store.keys.list(accountId)).map(keyRecord));
   }
 
   async revoke(keyId: string, by?: AuditContext): Promise<Result<KeyRecord>> {
     // Read first for the account the audit entry names; a key never changes account.
-    const existing = await this.deps.store.getApiKey(keyId);
+    const existing = await this.deps.store.keys.get(keyId);
     if (!existing) return fail('not_found', `No key "${keyId}".`);
     const audit = draftAudit(this.deps, by, 'key.revoke', existing.accountId, keyId, {});
-    const key = await this.deps.store.revokeApiKey(keyId, now(this.deps), audit);
+    const key = await this.deps.store.keys.revoke(keyId, now(this.deps), audit);
     return key ? ok(keyRecord(key)) : fail('not_found', `No key "${keyId}".`);
   }
 
@@ -186,7 +186,7 @@ export class KeyService {
       const oldDigest = digestKey(secret, presented);
       const found = await this.deps.reads.findActiveKey(oldDigest);
       if (found) {
-        await this.deps.store.rehashApiKey(found.keyId, oldDigest, currentDigest);
+        await this.deps.store.keys.rehash(found.keyId, oldDigest, currentDigest);
         return found;
       }
     }

@@ -34,11 +34,11 @@ export class PlanService {
   constructor(private readonly deps: ServiceDeps) {}
 
   async list(): Promise<PlanView[]> {
-    return (await this.deps.store.listPlans()).map(planView);
+    return (await this.deps.store.plans.list()).map(planView);
   }
 
   async get(id: string): Promise<Result<PlanView>> {
-    const plan = await this.deps.store.getPlan(id);
+    const plan = await this.deps.store.plans.get(id);
     return plan ? ok(planView(plan)) : fail('not_found', `No plan "${id}".`);
   }
 
@@ -58,7 +58,7 @@ export class PlanService {
     if (!valid.ok) return valid;
     const checked = checkSubscription(subscription);
     if (!checked.ok) return checked;
-    const existing = await this.deps.store.getPlan(id);
+    const existing = await this.deps.store.plans.get(id);
     const limits = applyLimitAssignments(existing?.limits, assignments);
     if (!limits.ok) return limits;
     return this.save(
@@ -105,7 +105,7 @@ export class PlanService {
       limits: plan.limits as unknown as JsonValue,
       subscription: plan.subscription,
     });
-    await this.deps.store.putPlan(plan, now(this.deps), audit);
+    await this.deps.store.plans.put(plan, now(this.deps), audit);
     return ok(plan);
   }
 }

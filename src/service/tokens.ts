@@ -30,7 +30,7 @@ export class TokenService {
   async apply(accountId: string, input: TokenInput, by?: AuditContext): Promise<Result<TokenAnswer>> {
     const req = validateLedgerRequest(input.kind, input.amount, input.reason, input.idempotency_key);
     if (!req.ok) return req;
-    const snapshot = await this.deps.store.getSnapshot(accountId);
+    const snapshot = await this.deps.store.accounts.snapshot(accountId);
     if (!snapshot) return fail('not_found', `No account "${accountId}".`);
     const unlimited = isUnlimited(snapshot.account, snapshot.plan);
     // Unlimited accounts are never charged; grants and adjustments still move the stored balance.
@@ -43,7 +43,7 @@ export class TokenService {
       reason,
       idempotency_key: idempotencyKey,
     });
-    const outcome = await this.deps.store.appendLedger(
+    const outcome = await this.deps.store.ledger.append(
       {
         id: entryId,
         accountId,
@@ -91,9 +91,9 @@ export class TokenService {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
       return fail('invalid_arguments', `limit must be from 1 to ${MAX_PAGE}.`);
     }
-    if (!(await this.deps.store.getAccount(accountId)))
+    if (!(await this.deps.store.accounts.get(accountId)))
       return fail('not_found', `No account "${accountId}".`);
-    const entries = await this.deps.store.listLedger(
+    const entries = await this.deps.store.ledger.list(
       accountId,
       after === undefined ? { limit } : { limit, after },
     );

@@ -243,7 +243,7 @@ export class UsageService {
     if (thresholds) commit.thresholds = thresholds;
     if (req.idempotency)
       commit.idempotency = { key: req.idempotency.key, requestHash: fingerprint(req.idempotency.payload) };
-    const committed = this.deps.store.commitUsage(commit, req.audit);
+    const committed = this.deps.store.usage.commit(commit, req.audit);
     const metrics = this.deps.metrics;
     return committed.then((outcome) => {
       metrics?.consumption(outcome.kind);

@@ -90,7 +90,7 @@ export class WebhookService {
     if (!valid.ok) return valid;
     let accountId: string | null = null;
     if (input.account_id !== undefined && input.account_id !== null) {
-      if (typeof input.account_id !== 'string' || !(await this.deps.store.getAccount(input.account_id)))
+      if (typeof input.account_id !== 'string' || !(await this.deps.store.accounts.get(input.account_id)))
         return fail('invalid_arguments', `No account "${String(input.account_id)}".`);
       accountId = input.account_id;
     }

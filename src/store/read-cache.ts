@@ -6,8 +6,9 @@
  */
 import { sameSlot, type WindowState } from '../domain/fair-use.js';
 import { categorySpan } from '../domain/fair-use-order.js';
+import type { AccountSnapshot } from './accounts-store.js';
 import type { AccountUsage, Change, ChangeObserver } from './changes.js';
-import type { AccountSnapshot, KeyEntry } from './store.js';
+import type { KeyEntry } from './keys-store.js';
 
 const STRIPES = 1024;
 

@@ -1,8 +1,10 @@
 /**
- * @module The Store contract: everything the domain needs from a database. One implementation per
- * backend (store/sqlite, store/postgres); one contract test suite runs against each. A store remembers
- * nothing of the database between calls: it reports what each write changed (changes.ts), and a
- * cache in front of it (cached-reads.ts) answers from memory.
+ * @module The Store contract: everything the domain needs from a database, as one sub-store per
+ * kind of data (plans, accounts, keys, users, the ledger, usage, the audit trail, the catalogue,
+ * usage history, webhooks, the console, OAuth) and the lifecycle on the Store itself. One
+ * implementation per backend (store/sqlite, store/postgres); one contract test suite per sub-store
+ * runs against each. A store remembers nothing of the database between calls: it reports what
+ * each write changed (changes.ts).
  *
  * Every method that changes something takes an optional audit entry last. It is written in the
  * same transaction as the change, and only if the change took effect: a refusal, an idempotent
@@ -10,111 +12,32 @@
  * without its entry, nor an entry without its action.
  */
 
-import type { Account, AccountStatus } from '../domain/accounts.js';
-import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditEntry } from '../domain/audit.js';
 import type { ToolDefinition } from '../domain/catalogue.js';
 import type { EpochSeconds } from '../domain/clock.js';
-import type { Exceeded, Increment, WindowState } from '../domain/fair-use.js';
-import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
+import type { AccountStore } from './accounts-store.js';
+import type { AuditStore } from './audit-store.js';
+import type { KeyStore } from './keys-store.js';
+import type { LedgerStore } from './ledger-store.js';
 import type { OAuthStore } from './oauth-store.js';
+import type { Page } from './page.js';
+import type { PlanStore } from './plans-store.js';
+import type { UsageStore } from './usage-store.js';
+import type { UserStore } from './users-store.js';
 
-/** What `get_account` needs, read in one go. */
-export interface AccountSnapshot {
-  account: Account;
-  plan: Plan;
-  apiKeyCount: number;
-  userCount: number;
-  windows: WindowState[];
-}
-
-/** An active key, as found by its digest: which key, and whose. */
-export interface KeyEntry {
-  keyId: string;
-  accountId: string;
-}
-
-export interface AccountPatch {
-  name?: string;
-  planId?: string;
-  status?: AccountStatus;
-  unlimitedOverride?: boolean | null;
-  lowBalance?: number | null;
-}
-
-export interface LedgerAppend {
-  id: string;
-  accountId: string;
-  kind: LedgerKind;
-  amount: number;
-  reason: string | null;
-  idempotencyKey: string | null;
-  /** Digest of what was asked; a reused idempotency key must come with the same one. */
-  requestHash: string;
-  createdAt: EpochSeconds;
-}
-
-export type LedgerOutcome =
-  | { kind: 'applied'; entry: LedgerEntry }
-  | { kind: 'replayed'; entry: LedgerEntry }
-  | { kind: 'insufficient'; balance: number }
-  /** The balance would pass MAX_BALANCE. */
-  | { kind: 'over_maximum'; balance: number }
-  | { kind: 'idempotency_conflict' }
-  | { kind: 'not_found' };
-
-/** One metered consumption: windows, optionally a token charge, optionally an idempotency record; all or nothing. */
-export interface UsageCommit {
-  accountId: string;
-  increments: readonly Increment[];
-  now: EpochSeconds;
-  charge?: { entryId: string; amount: number; reason: string | null };
-  idempotency?: { key: string; requestHash: string };
-  /**
-   * The thresholds (percent, ascending) some webhook endpoint wants for this account: a window this
-   * consumption takes across one records a `fair_use.threshold` event in its transaction.
-   */
-  thresholds?: readonly number[];
-  /** Builds the answer from the windows after the consumption; stored with the idempotency key. */
-  render: (windows: WindowState[], balanceAfter: number | null) => unknown;
-}
-
-/** The ledger entry of a consumption's charge, as both stores append it. */
-export function chargeEntry(c: UsageCommit, charge: NonNullable<UsageCommit['charge']>): LedgerAppend {
-  return {
-    id: charge.entryId,
-    accountId: c.accountId,
-    kind: 'charge',
-    amount: charge.amount,
-    reason: charge.reason,
-    idempotencyKey: null,
-    requestHash: '',
-    createdAt: c.now,
-  };
-}
-
-export type UsageOutcome =
-  | { kind: 'committed'; response: unknown }
-  | { kind: 'replayed'; response: unknown }
-  | { kind: 'exceeded'; exceeded: Exceeded }
-  | { kind: 'insufficient'; balance: number }
-  | { kind: 'idempotency_conflict' }
-  | { kind: 'not_found' };
-
-export interface Page {
-  limit: number;
-  /** Return items whose id sorts after this one (ids are time-ordered). */
-  after?: string;
-}
-
-export interface AuditQuery extends Page {
-  /** Only the entries about this account (plans belong to none, so they are left out). */
-  accountId?: string;
-}
+export type { AccountPatch, AccountSnapshot, AccountStore } from './accounts-store.js';
+export type { AuditQuery, AuditStore } from './audit-store.js';
+export type { KeyEntry, KeyStore } from './keys-store.js';
+export type { LedgerAppend, LedgerOutcome, LedgerStore } from './ledger-store.js';
+export type { OAuthStore } from './oauth-store.js';
+export type { Page } from './page.js';
+export type { PlanStore } from './plans-store.js';
+export { chargeEntry, type UsageCommit, type UsageOutcome, type UsageStore } from './usage-store.js';
+export type { UserStore } from './users-store.js';
 
 /** A catalogue tool as stored. */
 export interface StoredTool {
@@ -297,9 +220,8 @@ export interface Store {
 
   /**
    * Whether every change committed so far, by this process or any other, has been reported to the
-   * store's observer (changes.ts), so that what was remembered from those reports may be trusted
-   * now. While it is false, nothing remembered of the database may be; when it turns true again,
-   * the store reports `'all'` first. Synchronous and cheap: asked before every answer from memory.
+   * store's observer (changes.ts). When it turns true again after being false, the store reports
+   * `'all'` first. Synchronous and cheap.
    */
   inSync(): boolean;
 
@@ -314,61 +236,13 @@ export interface Store {
   ready(): Promise<void>;
   close(): Promise<void>;
 
-  listPlans(): Promise<Plan[]>;
-  getPlan(id: string): Promise<Plan | undefined>;
-  putPlan(plan: Plan, now: EpochSeconds, audit?: AuditEntry): Promise<void>;
-
-  /** Creates the account, with its opening grant in the same transaction. */
-  createAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<void>;
-  /**
-   * createAccount, only if the database has no account yet, decided in the creating transaction: of
-   * servers starting together on an empty database, one creates its first-run account. Whether it did.
-   */
-  createFirstAccount(account: Account, openingGrant?: LedgerAppend, audit?: AuditEntry): Promise<boolean>;
-  getAccount(id: string): Promise<Account | undefined>;
-  listAccounts(page: Page): Promise<Account[]>;
-  countAccounts(): Promise<number>;
-  /** Closing an account revokes all its keys in the same transaction. */
-  updateAccount(
-    id: string,
-    patch: AccountPatch,
-    now: EpochSeconds,
-    audit?: AuditEntry,
-  ): Promise<Account | undefined>;
-
-  createApiKey(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void>;
-  getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
-  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
-  /** Revokes (idempotently: audited only when it was active); undefined when there is no such key. */
-  revokeApiKey(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<ApiKeyRecord | undefined>;
-  /**
-   * Sets last_used_at of each key where it is unset or at least LAST_USED_RESOLUTION_SECONDS older
-   * (so never moving it back); the whole batch in one transaction.
-   */
-  touchApiKeys(entries: readonly { id: string; at: EpochSeconds }[]): Promise<void>;
-  /** Replaces a key's digest (secret rotation), only if it still has `oldDigest`. */
-  rehashApiKey(id: string, oldDigest: string, newDigest: string): Promise<void>;
-  /** The key with this digest, if it exists and is not revoked. */
-  findActiveKey(digest: string): KeyEntry | undefined | Promise<KeyEntry | undefined>;
-
-  /** 'duplicate' when the account already has a user with this email. */
-  addUser(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'>;
-  getUser(id: string): Promise<User | undefined>;
-  listUsers(accountId: string): Promise<User[]>;
-  removeUser(id: string, audit?: AuditEntry): Promise<User | undefined>;
-
-  getSnapshot(accountId: string): AccountSnapshot | undefined | Promise<AccountSnapshot | undefined>;
-
-  /** Audited only when 'applied'. */
-  appendLedger(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome>;
-  listLedger(accountId: string, page: Page): Promise<LedgerEntry[]>;
-
-  /** Checks and consumes atomically: one conditional statement per window, in one transaction. Audited only when 'committed'. */
-  commitUsage(commit: UsageCommit, audit?: AuditEntry): Promise<UsageOutcome>;
-
-  /** Audit entries in id order (oldest first), a page at a time. */
-  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
-
+  readonly plans: PlanStore;
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly users: UserStore;
+  readonly ledger: LedgerStore;
+  readonly usage: UsageStore;
+  readonly audit: AuditStore;
   readonly catalogue: CatalogueStore;
   readonly usageHistory: UsageHistoryStore;
   readonly webhooks: WebhookStore;

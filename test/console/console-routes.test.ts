@@ -316,7 +316,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     const revoked = await b.submit(confirm, `/console/a/${accountId}/keys/${keyId}/revoke`);
     expect(revoked.status).toBe(303);
     expect((await tool(key!, 'get_account')).status).toBe(401);
-    const audit = await h.store.listAudit({ limit: 100, accountId });
+    const audit = await h.store.audit.list({ limit: 100, accountId });
     expect(audit.filter((e) => e.actor === 'user:owner@example.com').map((e) => e.action)).toEqual([
       'key.create',
       'key.revoke',
@@ -356,7 +356,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     ).toBe(404);
     expect((await b.submit(page, `/console/a/${accountId}/members/${eveId}/remove`)).status).toBe(404);
     expect((await tool(otherKey.value.key, 'get_account')).status).toBe(200);
-    expect((await h.store.getUser(eveId))?.role).toBe('owner');
+    expect((await h.store.users.get(eveId))?.role).toBe('owner');
   });
 
   it('refuses a POST without its CSRF token, or with a forged one (403), and changes nothing', async () => {
@@ -392,11 +392,11 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(demote.status).toBe(409);
     const promote = await b.submit(page, `/console/a/${accountId}/members/${newId}/role`, { role: 'owner' });
     expect(promote.status).toBe(303);
-    expect((await h.store.getUser(newId))?.role).toBe('owner');
+    expect((await h.store.users.get(newId))?.role).toBe('owner');
     const removed = await b.submit(page, `/console/a/${accountId}/members/${newId}/remove`);
     expect(removed.status).toBe(303);
     expect((await n.get(`/console/a/${accountId}/`)).status).toBe(303);
-    const audit = await h.store.listAudit({ limit: 100, accountId });
+    const audit = await h.store.audit.list({ limit: 100, accountId });
     expect(audit.filter((e) => e.actor === 'user:owner@example.com').map((e) => e.action)).toEqual([
       'user.add',
       'user.role',
@@ -459,7 +459,7 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     const refused = await runCli(env, ['console', 'link', 'nobody@example.com', '--account', accountId]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr + refused.stdout).toContain('No user nobody@example.com');
-    const audit = await h.store.listAudit({ limit: 100 });
+    const audit = await h.store.audit.list({ limit: 100 });
     const links = audit.filter((e) => e.action === 'console.link');
     expect(links.map((e) => e.actor)).toEqual(['admin:admin', expect.stringMatching(/^cli/), 'admin:admin']);
     expect(JSON.stringify(links)).not.toContain('token=');

@@ -149,7 +149,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
       if (!who) throw new Error('not signed in');
       await consoleService.signOut(who);
       expect(await consoleService.signedIn(ann.value.cookieValue)).toBeUndefined();
-      const audit = await fixture.store.listAudit({ limit: 100 });
+      const audit = await fixture.store.audit.list({ limit: 100 });
       const actions = audit.filter((e) => e.actor === 'user:ann@example.com').map((e) => e.action);
       expect(actions).toEqual(['user.remove', 'console.sign_in', 'console.sign_out']);
     });
@@ -168,7 +168,7 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
       expect(refused.ok).toBe(false);
       expect(
         (await services.users.list(other.value.id)).ok &&
-          (await fixture.store.getUser(stranger.value.id))?.role,
+          (await fixture.store.users.get(stranger.value.id))?.role,
       ).toBe('owner');
       const bob = await services.users.add(accountId, 'bob@example.com', 'member', actingAs('admin:test'));
       if (!bob.ok) throw new Error('no bob');
@@ -178,8 +178,8 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
       expect((await consoleService.setRole('ann@example.com', accountId, bob.value.id, 'admin')).ok).toBe(
         false,
       );
-      expect((await fixture.store.getUser(bob.value.id))?.role).toBe('owner');
-      const entries = await fixture.store.listAudit({ limit: 100, accountId });
+      expect((await fixture.store.users.get(bob.value.id))?.role).toBe('owner');
+      const entries = await fixture.store.audit.list({ limit: 100, accountId });
       expect(entries.at(-1)).toMatchObject({
         action: 'user.role',
         actor: 'user:ann@example.com',

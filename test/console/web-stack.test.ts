@@ -141,7 +141,7 @@ describe('CSRF on the console', () => {
     const token = csrfTokenOf(keysOfB.body)!;
     const csrfCookie = [...b.jar].find(([k]) => k.includes('csrf'))!;
     const sessionOfA = [...a.jar].find(([k]) => k.includes('session'))!;
-    const before = (await h.store.listApiKeys(w.a.accountId)).length;
+    const before = (await h.store.keys.list(w.a.accountId)).length;
     const post = (session: [string, string]) =>
       h.app.inject({
         method: 'POST',
@@ -153,7 +153,7 @@ describe('CSRF on the console', () => {
         payload: new URLSearchParams({ _csrf: token, name: 'crossed' }).toString(),
       });
     expect((await post(sessionOfA)).statusCode).toBe(403);
-    expect((await h.store.listApiKeys(w.a.accountId)).length).toBe(before);
+    expect((await h.store.keys.list(w.a.accountId)).length).toBe(before);
     // The same token with its own session is taken.
     const own = [...b.jar].find(([k]) => k.includes('session'))!;
     expect((await post(own)).statusCode).toBeLessThan(400);

@@ -269,7 +269,7 @@ describe('admin API, audit trail', () => {
       });
     expect((await call('get_account')).statusCode).toBe(200);
     expect((await call('test_lookup')).statusCode).toBe(200);
-    expect((await h.store.getAccount(accountId))?.tokenBalance).toBe(9);
+    expect((await h.store.accounts.get(accountId))?.tokenBalance).toBe(9);
     // accountWithKey used the services bare (no actor), so nothing at all is in the trail.
     expect(await trail()).toEqual([]);
   });

@@ -29,7 +29,7 @@ for (const backend of await backends()) {
     const balance = async () => (await a().get(`/accounts/${account}`)).json().token_balance as number;
     /** The ledger's entries summed, in order: every partial sum is a balance, so exact. */
     const ledgerSum = async () => {
-      const entries = await h.store.listLedger(account, { limit: 100_000 });
+      const entries = await h.store.ledger.list(account, { limit: 100_000 });
       return { sum: entries.reduce((s, e) => s + e.delta, 0), count: entries.length, entries };
     };
 

@@ -156,7 +156,7 @@ describe('admin API, happy paths', () => {
     const res = await api.post(`/accounts/${id}/tokens`, { kind: 'charge', amount: 1000 });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ entry: null, token_balance: -1, replayed: false });
-    expect((await h.store.getAccount(id))?.tokenBalance).toBe(5);
+    expect((await h.store.accounts.get(id))?.tokenBalance).toBe(5);
   });
 
   it('records usage and answers the windows after it', async () => {

@@ -157,9 +157,9 @@ describe('get_account, happy paths', () => {
 
   it('changes no balance and no window, however often it is called', async () => {
     const { key, accountId } = await accountWithKey(h.services, { tokens: 10 });
-    const before = await h.store.getSnapshot(accountId);
+    const before = await h.store.accounts.snapshot(accountId);
     for (let i = 0; i < 5; i++) expect((await call(h, key)).statusCode).toBe(200);
-    const after = await h.store.getSnapshot(accountId);
+    const after = await h.store.accounts.snapshot(accountId);
     expect(after?.account.tokenBalance).toBe(10);
     expect(after?.windows).toEqual(before?.windows);
     expect(after?.windows).toEqual([]);

@@ -32,7 +32,7 @@ describe('get_account bodies against the declared response schema', () => {
     const errors = [...Value.Errors(getAccount.response, body)].map((e) => JSON.stringify(e));
     expect(errors).toEqual([]);
     expect(Value.Check(getAccount.response, body)).toBe(true);
-    const snapshot = await h.store.getSnapshot(accountId);
+    const snapshot = await h.store.accounts.snapshot(accountId);
     expect(body).toEqual(JSON.parse(JSON.stringify(getAccountResponse(snapshot!, h.clock.now() / 1000))));
     checked++;
     return body as ReturnType<typeof getAccountResponse>;

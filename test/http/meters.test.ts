@@ -168,7 +168,7 @@ describe("meters of the operator's own", () => {
     const hit = await call(3);
     expect(hit.statusCode).toBe(200);
     expect(hit.json().metadata).toMatchObject({ tokens_charged: 3, fair_use: { records_remaining_1d: 100 } });
-    const snapshot = await h.store.getSnapshot(accountId);
+    const snapshot = await h.store.accounts.snapshot(accountId);
     const used = Object.fromEntries(snapshot!.windows.map((w) => [`${w.unit}.${w.window}`, w.used]));
     expect(used).toEqual({ 'pages.1d': 3, 'pages.1h': 3, 'requests.1h': 1 });
     // 3 of 5 pages this hour: a call returning 3 more passes the limit and is refused, charged nothing.
@@ -176,7 +176,7 @@ describe("meters of the operator's own", () => {
     expect(over.statusCode).toBe(429);
     expect(over.json().window).toBe('scrape.pages.1h');
     expect(
-      (await h.services.accounts.get(accountId)).ok && (await h.store.getAccount(accountId))?.tokenBalance,
+      (await h.services.accounts.get(accountId)).ok && (await h.store.accounts.get(accountId))?.tokenBalance,
     ).toBe(97);
   });
 });

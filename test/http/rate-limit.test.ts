@@ -68,7 +68,7 @@ describe('rate limits on the tools API', () => {
     expect(unknown.headers.ratelimit).toBe('"per-key";r=1;t=1');
     expect((await call(a, key)).statusCode).toBe(200);
     expect((await call(a, key)).statusCode).toBe(429);
-    expect((await h.store.getSnapshot(accountId))?.windows).toEqual([]);
+    expect((await h.store.accounts.snapshot(accountId))?.windows).toEqual([]);
     await a.close();
   });
 

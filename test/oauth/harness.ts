@@ -155,7 +155,7 @@ export async function person(
   for (const accountId of accountIds) {
     const user = await services.users.add(accountId, email, 'owner');
     if (!user.ok) throw new Error(user.error.message);
-    const account = await store.getAccount(accountId);
+    const account = await store.accounts.get(accountId);
     memberships.push({ accountId, accountName: account!.name, userId: user.value.id, role: 'owner' });
   }
   return { email, sessionId: `ses_${randomBytes(6).toString('hex')}`, memberships };

@@ -180,9 +180,9 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     skip: s,
   }) => {
     if (skip) return s();
-    const before = (await live.store.listApiKeys(theirs)).length;
+    const before = (await live.store.keys.list(theirs)).length;
     await expect(authorize(live, clientId, cookie, theirs)).rejects.toThrow(/no redirect to the client: 403/);
-    expect((await live.store.listApiKeys(theirs)).length).toBe(before);
+    expect((await live.store.keys.list(theirs)).length).toBe(before);
   });
 
   it('consent without the CSRF token, from another browser, or replayed is refused', async ({ skip: s }) => {
@@ -261,7 +261,7 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     const grants = keys.value.filter((k) => k.hint === 'oauth grant');
     expect(grants.length).toBeGreaterThan(0);
     expect(grants[0]!.name).toBe('OAuth: Test connector');
-    const audit = await live.store.listAudit({ limit: 500, accountId: mine });
+    const audit = await live.store.audit.list({ limit: 500, accountId: mine });
     const created = audit.find((e) => e.action === 'key.create' && e.targetId === grants[0]!.id);
     expect(created?.actor).toBe(`user:bob@example.com via oauth:${clientId}`);
     // Another account's grant cannot be revoked through this one.

@@ -38,7 +38,7 @@ describe('services acting as someone', () => {
     const ops = actingAs('admin:ops');
     const acc = await h.services.accounts.create({ name: 'Acme', tokens: 5 }, ops);
     if (!acc.ok) throw new Error(acc.error.message);
-    const snapshot = await h.store.getSnapshot(acc.value.id);
+    const snapshot = await h.store.accounts.snapshot(acc.value.id);
     const metered = await h.services.usage.meter({
       snapshot: snapshot!,
       category: 'enrich',

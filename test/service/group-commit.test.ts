@@ -18,7 +18,7 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     );
     expect(results.filter((r) => r.ok)).toHaveLength(3);
     expect(results.filter((r) => !r.ok && r.error.code === 'fair_use_exceeded')).toHaveLength(17);
-    const windows = (await h.store.getSnapshot(accountId))?.windows ?? [];
+    const windows = (await h.store.accounts.snapshot(accountId))?.windows ?? [];
     const used = (unit: string, win: string) =>
       windows.find((w) => w.unit === unit && w.window === win)?.used;
     expect(used('records', '5h')).toBe(90);
@@ -31,7 +31,7 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     // 100 records a week binds; the 5-hour window, checked first, would take them all.
     const id = await accountOnPlan(h.services, { records5h: 1000, records1w: 100, requests5h: 1000 });
     expect((await h.services.tokens.apply(id, { kind: 'grant', amount: 10 })).ok).toBe(true);
-    const snapshot = (await h.store.getSnapshot(id))!;
+    const snapshot = (await h.store.accounts.snapshot(id))!;
     const charged = () =>
       h.services.usage.meter({
         snapshot,
@@ -49,12 +49,12 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     expect(oks(await Promise.all([plain(), plain()]))).toBe(1);
     const refused = await charged();
     expect(!refused.ok && refused.error.code).toBe('fair_use_exceeded');
-    const after = (await h.store.getSnapshot(id))!;
+    const after = (await h.store.accounts.snapshot(id))!;
     const used = (unit: string, win: string) =>
       after.windows.find((w) => w.unit === unit && w.window === win)?.used;
     expect([used('records', '5h'), used('records', '1w'), used('requests', '5h')]).toEqual([90, 90, 3]);
     expect(after.account.tokenBalance).toBe(4);
-    expect(await h.store.listLedger(id, { limit: 10 })).toHaveLength(3);
+    expect(await h.store.ledger.list(id, { limit: 10 })).toHaveLength(3);
   });
 
   it('counts one idempotency key once even within one batch, and answers alike', async () => {
@@ -66,7 +66,7 @@ describe('consumptions committed together (one transaction, one fsync)', () => {
     expect(results.every((r) => r.ok)).toBe(true);
     expect(results.filter((r) => r.ok && r.value.replayed)).toHaveLength(9);
     expect(new Set(results.map((r) => r.ok && JSON.stringify(r.value.response))).size).toBe(1);
-    const windows = (await h.store.getSnapshot(accountId))?.windows ?? [];
+    const windows = (await h.store.accounts.snapshot(accountId))?.windows ?? [];
     expect(windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(5);
   });
 });

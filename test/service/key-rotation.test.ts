@@ -23,12 +23,12 @@ describe('rotating TOOLGATE_KEY_SECRET', () => {
     const rotating = withSecrets(NEW, [OLD]);
     expect((await rotating.keys.authenticate(key)).ok).toBe(true);
     // Re-digested under the new secret: found by it, no longer by the old one.
-    expect(await h.store.findActiveKey(digestKey(NEW, key))).toMatchObject({ keyId });
-    expect(await h.store.findActiveKey(digestKey(OLD, key))).toBeUndefined();
+    expect(await h.store.keys.findActive(digestKey(NEW, key))).toMatchObject({ keyId });
+    expect(await h.store.keys.findActive(digestKey(OLD, key))).toBeUndefined();
 
-    const fresh = await rotating.keys.create((await h.store.getApiKey(keyId))!.accountId, 'new');
+    const fresh = await rotating.keys.create((await h.store.keys.get(keyId))!.accountId, 'new');
     if (!fresh.ok) throw new Error(fresh.error.message);
-    expect(await h.store.findActiveKey(digestKey(NEW, fresh.value.key))).toBeDefined();
+    expect(await h.store.keys.findActive(digestKey(NEW, fresh.value.key))).toBeDefined();
 
     // Once the old secret is dropped, both keys still work.
     const after = withSecrets(NEW);

@@ -32,9 +32,9 @@ describe('key last-use times', () => {
     const { key, keyId } = await accountWithKey(services);
     h.clock.advance(60);
     expect((await services.keys.authenticate(key)).ok).toBe(true);
-    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBeNull();
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBeNull();
     await recorder.flush();
-    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
   });
 
   it('are written in chunks, every one of them', async () => {
@@ -45,7 +45,7 @@ describe('key last-use times', () => {
     for (const { key } of keys) expect((await services.keys.authenticate(key)).ok).toBe(true);
     await recorder.flush();
     for (const { keyId } of keys) {
-      expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+      expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
     }
   });
 
@@ -73,12 +73,12 @@ describe('key last-use times', () => {
     for (let i = 0; i < 5; i++) expect(services.keys.authenticate(key)).toMatchObject({ ok: true });
     expect(recorder.told).toBe(1);
     await recorder.flush();
-    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 60);
     h.clock.advance(61);
     for (let i = 0; i < 5; i++) expect(services.keys.authenticate(key)).toMatchObject({ ok: true });
     expect(recorder.told).toBe(2);
     await recorder.flush();
-    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 121);
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 121);
   });
 
   it('are not noted for a refused key', async () => {
@@ -87,7 +87,7 @@ describe('key last-use times', () => {
     await services.keys.revoke(keyId);
     expect((await services.keys.authenticate(key)).ok).toBe(false);
     await recorder.stop();
-    expect((await h.store.getApiKey(keyId))?.lastUsedAt).toBeNull();
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBeNull();
   });
 
   it('keep what could not be written while the database was locked, and write it at the next flush', async () => {
@@ -101,7 +101,7 @@ describe('key last-use times', () => {
     blocker.exec('COMMIT');
     blocker.close();
     await recorder.flush();
-    expect((await store.getApiKey(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000));
+    expect((await store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000));
     await store.close();
   });
 });

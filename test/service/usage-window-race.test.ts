@@ -49,7 +49,7 @@ describe('a 5h window ending while consumptions race it (fixed clock)', () => {
       remaining: 0,
       resets_at: isoSeconds(END + 18_000),
     });
-    const row = (await h.store.getSnapshot(accountId))?.windows.find((w) => w.unit === 'requests');
+    const row = (await h.store.accounts.snapshot(accountId))?.windows.find((w) => w.unit === 'requests');
     expect(row).toMatchObject({ startedAt: END, endsAt: END + 18_000, used: 100 });
   });
 
@@ -58,7 +58,7 @@ describe('a 5h window ending while consumptions race it (fixed clock)', () => {
     for (const dt of [1, 600, 17_999]) {
       h.clock.set(T0 + dt * 1000);
       await consume();
-      const row = (await h.store.getSnapshot(accountId))?.windows.find((w) => w.unit === 'requests');
+      const row = (await h.store.accounts.snapshot(accountId))?.windows.find((w) => w.unit === 'requests');
       expect(row?.endsAt).toBe(END);
     }
   });

@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { newId } from '../../src/domain/ids.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 
@@ -97,14 +97,14 @@ export function catalogueContract(name: string, makeStore: () => Promise<StoreFi
       await store.catalogue.put([tool('a_tool')], T, [audit('a_tool')]);
       const again = await store.catalogue.put([tool('a_tool')], T + 1, [audit('a_tool')]);
       expect(again).toEqual({ revision: 1, outcomes: ['unchanged'] });
-      const trail = await store.listAudit({ limit: 10 });
+      const trail = await store.audit.list({ limit: 10 });
       expect(trail.map((e) => [e.action, e.targetId])).toEqual([['tool.put', 'a_tool']]);
     });
 
     it('writes the audit entry of each changed tool only', async () => {
       await store.catalogue.put([tool('a_tool')], T);
       await store.catalogue.put([tool('a_tool'), tool('b_tool')], T + 1, [audit('a_tool'), audit('b_tool')]);
-      const trail = await store.listAudit({ limit: 10 });
+      const trail = await store.audit.list({ limit: 10 });
       expect(trail.map((e) => e.targetId)).toEqual(['b_tool']);
     });
 
@@ -116,7 +116,7 @@ export function catalogueContract(name: string, makeStore: () => Promise<StoreFi
       expect((await store.catalogue.list()).tools.map((t) => t.definition.name)).toEqual(['b_tool']);
       expect(await store.catalogue.remove('a_tool', audit('a_tool', 'tool.remove'))).toBeUndefined();
       expect(await store.catalogue.revision()).toBe(2);
-      const trail = await store.listAudit({ limit: 10 });
+      const trail = await store.audit.list({ limit: 10 });
       expect(trail.map((e) => e.action)).toEqual(['tool.remove']);
     });
 

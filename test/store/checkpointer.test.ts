@@ -128,31 +128,31 @@ describe('background checkpoints', () => {
     await until('the first checkpoint', () => checkpointer.done.passive > 0);
     const before = statSync(path).size;
     const passes = checkpointer.done.passive;
-    for (let i = 0; i < 200; i++) await store.createAccount(accountRecord(T, { name: `Acme ${i}` }));
+    for (let i = 0; i < 200; i++) await store.accounts.create(accountRecord(T, { name: `Acme ${i}` }));
     await until('a checkpoint after the writes', () => checkpointer.done.passive > passes);
     // Far below SQLite's own threshold (1,000 pages): only the worker copied these pages back.
     await until('the pages copied back', () => statSync(path).size > before);
     await until('the WAL caught up', () => checkpointer.last.checkpointed === checkpointer.last.log);
-    expect(await store.listAccounts({ limit: 500 })).toHaveLength(200);
+    expect(await store.accounts.list({ limit: 500 })).toHaveLength(200);
   });
 
   it('start a WAL that outgrew its limit over, holding writes meanwhile, losing none', async () => {
     const { path, store, checkpointer } = await serving({ delayMs: 1, restartFrames: 30 });
-    await store.createAccount(accountRecord(T));
+    await store.accounts.create(accountRecord(T));
     const resetsBefore = walResets(path);
     // Writes that never pause: a checkpoint beside them never catches up on its own, and the WAL
     // would never start over.
     const writes: Promise<unknown>[] = [];
     const deadline = Date.now() + 10_000;
     while (checkpointer.done.restart < 3 && Date.now() < deadline) {
-      writes.push(store.createAccount(accountRecord(T)));
+      writes.push(store.accounts.create(accountRecord(T)));
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(checkpointer.done.restart).toBeGreaterThanOrEqual(3);
     await Promise.all(writes);
     // It started over while the writes went on: each restart was followed by writes.
     expect(walResets(path) - resetsBefore).toBeGreaterThanOrEqual(2);
-    expect(await store.listAccounts({ limit: 10_000 })).toHaveLength(writes.length + 1);
+    expect(await store.accounts.list({ limit: 10_000 })).toHaveLength(writes.length + 1);
   });
 
   it('hand checkpoints back to the connection, with a warning, when the thread fails', async () => {
@@ -196,7 +196,7 @@ describe('background checkpoints', () => {
 
   it('close before the connection, which then removes the WAL', async () => {
     const { path, store } = await serving({ delayMs: 1 });
-    await store.createAccount(accountRecord(T));
+    await store.accounts.create(accountRecord(T));
     await store.close();
     expect(existsSync(`${path}-wal`)).toBe(false);
   });

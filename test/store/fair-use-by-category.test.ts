@@ -175,9 +175,9 @@ for (const [name, available, open] of backends) {
       opened = await open();
       const { store } = opened;
       await store.migrate(DEFAULT_PLANS, T);
-      await store.putPlan(PLAN, T);
+      await store.plans.put(PLAN, T);
       const acc = accountRecord(T, { id: 'acc_cat', planId: 'many' });
-      await store.createAccount(acc);
+      await store.accounts.create(acc);
       let reference: WindowState[] = [];
       const steps: [string, Record<string, number>][] = [
         ['b_pages', { pages: 3, requests: 1 }],
@@ -189,7 +189,7 @@ for (const [name, available, open] of backends) {
       ];
       for (const [i, [category, amounts]] of steps.entries()) {
         const increments = incrementsFor(PLAN.limits, category, amounts);
-        const outcome = await store.commitUsage({
+        const outcome = await store.usage.commit({
           accountId: acc.id,
           increments,
           now: T + i,
@@ -199,7 +199,7 @@ for (const [name, available, open] of backends) {
         const applied = applyConsumption(reference, increments, T + i);
         if (!applied.ok) throw new Error('refused');
         reference = applied.states;
-        expect((await store.getSnapshot(acc.id))!.windows).toEqual(reference);
+        expect((await store.accounts.snapshot(acc.id))!.windows).toEqual(reference);
       }
       expect(reference.map((x) => `${x.category}.${x.unit}.${x.window}=${x.used}`)).toEqual([
         'a_mail.messages.1d=3',
@@ -222,9 +222,9 @@ describe.skipIf(!postgres)('PostgreSQL migration 010', () => {
     cleanup = scratch.cleanup;
     const { store, schema } = scratch;
     await store.migrate(DEFAULT_PLANS, T);
-    await store.putPlan(PLAN, T);
-    await store.createAccount(accountRecord(T, { id: 'acc_old', planId: 'many' }));
-    await store.createAccount(accountRecord(T, { id: 'acc_none', planId: 'many' }));
+    await store.plans.put(PLAN, T);
+    await store.accounts.create(accountRecord(T, { id: 'acc_old', planId: 'many' }));
+    await store.accounts.create(accountRecord(T, { id: 'acc_none', planId: 'many' }));
     // As migration 007 left it: one array of every window, keyed members, in key order.
     const old = [
       w('a_mail', 'messages', '1d', 3),
@@ -257,9 +257,9 @@ describe.skipIf(!postgres)('PostgreSQL migration 010', () => {
           },
         ],
       ]);
-      expect((await store.getSnapshot('acc_old'))!.windows).toEqual(old);
+      expect((await store.accounts.snapshot('acc_old'))!.windows).toEqual(old);
       const increments = incrementsFor(PLAN.limits, 'b_pages', { pages: 1, requests: 1 });
-      await store.commitUsage({ accountId: 'acc_old', increments, now: T, render: () => null });
+      await store.usage.commit({ accountId: 'acc_old', increments, now: T, render: () => null });
       const after = await client.query(`SELECT fair_use::text AS f FROM accounts WHERE id = 'acc_old'`);
       const stored = JSON.parse(after.rows[0].f);
       expect(stored.a_mail).toEqual([['messages', '1d', T - 60, T - 60 + 86_400, 3]]);

@@ -24,10 +24,10 @@ describe('the first account', () => {
     try {
       await a.migrate(DEFAULT_PLANS, NOW);
       const one = accountRecord(NOW);
-      expect(await a.createFirstAccount(one, openingGrant(one.id))).toBe(true);
-      expect(await b.createFirstAccount(accountRecord(NOW))).toBe(false);
-      expect(await a.createFirstAccount(accountRecord(NOW))).toBe(false);
-      expect((await b.listAccounts({ limit: 10 })).map((x) => [x.id, x.tokenBalance])).toEqual([
+      expect(await a.accounts.createFirst(one, openingGrant(one.id))).toBe(true);
+      expect(await b.accounts.createFirst(accountRecord(NOW))).toBe(false);
+      expect(await a.accounts.createFirst(accountRecord(NOW))).toBe(false);
+      expect((await b.accounts.list({ limit: 10 })).map((x) => [x.id, x.tokenBalance])).toEqual([
         [one.id, 1000],
       ]);
     } finally {
@@ -46,12 +46,12 @@ describe('the first account', () => {
         const created = await Promise.all(
           stores.map((s) => {
             const account = accountRecord(NOW);
-            return s.createFirstAccount(account, openingGrant(account.id));
+            return s.accounts.createFirst(account, openingGrant(account.id));
           }),
         );
         expect(created.filter(Boolean)).toHaveLength(1);
-        expect(await stores[1]!.countAccounts()).toBe(1);
-        expect(await stores[2]!.createFirstAccount(accountRecord(NOW))).toBe(false);
+        expect(await stores[1]!.accounts.count()).toBe(1);
+        expect(await stores[2]!.accounts.createFirst(accountRecord(NOW))).toBe(false);
       } finally {
         await scratchPostgresStore(schema).cleanup();
         await Promise.all(stores.map((s) => s.close()));

@@ -10,7 +10,7 @@ import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
 import { seededRandom } from '../seeded-random.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 const DAY = 86_400;
@@ -43,15 +43,15 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
       fixture = await makeStore();
       store = fixture.store;
       await store.migrate(DEFAULT_PLANS, T);
-      await store.putPlan(TEAM, T);
-      await store.putPlan(WIDE, T);
+      await store.plans.put(TEAM, T);
+      await store.plans.put(WIDE, T);
       acc = accountRecord(T, { id: `acc_${Math.random().toString(36).slice(2, 12)}`, planId: 'team' });
-      await store.createAccount(acc);
+      await store.accounts.create(acc);
     });
     afterEach(async () => fixture.cleanup());
 
     const consume = (plan: Plan, category: string, amounts: Record<string, number>, now: number) =>
-      store.commitUsage({
+      store.usage.commit({
         accountId: acc.id,
         increments: incrementsFor(plan.limits, category, amounts),
         now,
@@ -59,10 +59,10 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
       });
 
     it("reads a plan's limits back in the plan's order, and the defaults in the spec's", async () => {
-      expect(JSON.stringify((await store.getPlan('team'))?.limits)).toBe(JSON.stringify(TEAM.limits));
+      expect(JSON.stringify((await store.plans.get('team'))?.limits)).toBe(JSON.stringify(TEAM.limits));
       const free = DEFAULT_PLANS.find((p) => p.id === 'free')!;
-      expect(JSON.stringify((await store.getPlan('free'))?.limits)).toBe(JSON.stringify(free.limits));
-      const snapshot = await store.getSnapshot(acc.id);
+      expect(JSON.stringify((await store.plans.get('free'))?.limits)).toBe(JSON.stringify(free.limits));
+      const snapshot = await store.accounts.snapshot(acc.id);
       expect(Object.keys(fairUseView(snapshot!.plan.limits, [], T))).toEqual(['scrape', 'ai']);
     });
 
@@ -89,7 +89,7 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
           expect(outcome, `step ${step}`).toEqual({ kind: 'exceeded', exceeded: expected.exceeded });
           seen.exceeded++;
         }
-        const stored = (await store.getSnapshot(acc.id))!.windows;
+        const stored = (await store.accounts.snapshot(acc.id))!.windows;
         expect(fairUseView(TEAM.limits, stored, now), `step ${step}`).toEqual(
           fairUseView(TEAM.limits, reference, now),
         );
@@ -103,7 +103,7 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
         Array.from({ length: 30 }, () => consume(TEAM, 'scrape', { pages: 1 }, T)),
       );
       expect(outcomes.filter((o) => o.kind === 'committed')).toHaveLength(8);
-      const windows = (await store.getSnapshot(acc.id))!.windows;
+      const windows = (await store.accounts.snapshot(acc.id))!.windows;
       expect(windows.find((w) => w.window === '30m')).toMatchObject({ used: 8, endsAt: T + 1_800 });
       expect(windows.find((w) => w.window === '1d')).toMatchObject({ used: 8, endsAt: T + DAY });
     });
@@ -112,8 +112,8 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
       expect((await consume(TEAM, 'scrape', { pages: 8 }, T)).kind).toBe('committed');
       expect((await consume(TEAM, 'scrape', { pages: 1 }, T + 1)).kind).toBe('exceeded');
       const lifted: Plan = { ...TEAM, limits: { ...TEAM.limits, scrape: { pages: { '1d': 20 } } } };
-      await store.putPlan(lifted, T + 2);
-      const snapshot = await store.getSnapshot(acc.id);
+      await store.plans.put(lifted, T + 2);
+      const snapshot = await store.accounts.snapshot(acc.id);
       expect(snapshot?.plan.limits.scrape).toEqual({ pages: { '1d': 20 } });
       expect((await consume(lifted, 'scrape', { pages: 12 }, T + 3)).kind).toBe('committed');
       expect(await consume(lifted, 'scrape', { pages: 1 }, T + 4)).toMatchObject({
@@ -124,7 +124,7 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
 
     it('records a fair_use.threshold event for a window of its own, once per crossing', async () => {
       const withThresholds = (amount: number, now: number) =>
-        store.commitUsage({
+        store.usage.commit({
           accountId: acc.id,
           increments: incrementsFor(TEAM.limits, 'scrape', { pages: amount }),
           now,
@@ -148,10 +148,10 @@ export function metersContract(name: string, makeStore: () => Promise<StoreFixtu
     });
 
     it('keeps 16 categories of 4 windows each apart', async () => {
-      await store.updateAccount(acc.id, { planId: 'wide' }, T);
+      await store.accounts.update(acc.id, { planId: 'wide' }, T);
       for (let i = 0; i < 16; i++)
         expect((await consume(WIDE, `c${i}`, { pages: (i % 9) + 1 }, T)).kind).toBe('committed');
-      const windows = (await store.getSnapshot(acc.id))!.windows;
+      const windows = (await store.accounts.snapshot(acc.id))!.windows;
       expect(windows).toHaveLength(64);
       const view = fairUseView(WIDE.limits, windows, T) as unknown as Record<
         string,

@@ -63,7 +63,7 @@ const WINDOWS = [
 /** The account's windows in key order (PostgreSQL's snapshot gives them in no particular order). */
 async function windowsOf(store: Store) {
   const key = (w: WindowState) => `${w.category}.${w.unit}.${w.window}`;
-  return [...((await store.getSnapshot('acc_old'))?.windows ?? [])].sort((a, b) =>
+  return [...((await store.accounts.snapshot('acc_old'))?.windows ?? [])].sort((a, b) =>
     key(a) < key(b) ? -1 : 1,
   );
 }
@@ -73,12 +73,12 @@ async function expectUpgraded(store: Store): Promise<void> {
     // Every migration after the first, in order.
     applied: MIGRATIONS.slice(1).map(migrationLabel),
   });
-  expect(await store.getAccount('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
+  expect(await store.accounts.get('acc_old')).toMatchObject({ name: 'Old Co', tokenBalance: 7 });
   // In the spec's order again, whatever order the old column kept (PostgreSQL's JSONB: 1w before 5h).
-  expect(JSON.stringify((await store.getPlan('free'))?.limits)).toBe(JSON.stringify(FREE.limits));
+  expect(JSON.stringify((await store.plans.get('free'))?.limits)).toBe(JSON.stringify(FREE.limits));
   expect(await windowsOf(store)).toEqual(WINDOWS);
   // The running windows go on from where they were; the one that ended starts again.
-  const outcome = await store.commitUsage({
+  const outcome = await store.usage.commit({
     accountId: 'acc_old',
     increments: incrementsFor(FREE.limits, 'enrich', { records: 5, requests: 1 }),
     now: T,
@@ -92,13 +92,13 @@ async function expectUpgraded(store: Store): Promise<void> {
     WINDOWS[3],
   ]);
   // The ledger as it was (migration 008 rebuilt it on SQLite), its idempotency key still unique.
-  const ledger = await store.listLedger('acc_old', { limit: 10 });
+  const ledger = await store.ledger.list('acc_old', { limit: 10 });
   expect(ledger.map((e) => [e.id, e.delta, e.balanceAfter, e.idempotencyKey])).toEqual([
     ['led_01', 10, 10, 'k1'],
     ['led_02', -3, 7, null],
   ]);
   const append = (id: string, idempotencyKey: string | null, requestHash: string) =>
-    store.appendLedger({
+    store.ledger.append({
       id,
       accountId: 'acc_old',
       kind: 'charge',
@@ -112,8 +112,8 @@ async function expectUpgraded(store: Store): Promise<void> {
   expect(await append('led_03', 'k1', 'other')).toEqual({ kind: 'idempotency_conflict' });
   expect(await append('led_03', null, 'h3')).toMatchObject({ kind: 'applied', entry: { balanceAfter: 6 } });
   expect(await append('led_04', null, 'h4')).toMatchObject({ kind: 'applied', entry: { balanceAfter: 5 } });
-  expect(await store.getAccount('acc_old')).toMatchObject({ tokenBalance: 5 });
-  await store.appendLedger({
+  expect(await store.accounts.get('acc_old')).toMatchObject({ tokenBalance: 5 });
+  await store.ledger.append({
     id: 'led_05',
     accountId: 'acc_old',
     kind: 'grant',
@@ -123,7 +123,7 @@ async function expectUpgraded(store: Store): Promise<void> {
     requestHash: 'h5',
     createdAt: T,
   });
-  expect(await store.listAudit({ limit: 10 })).toEqual([]);
+  expect(await store.audit.list({ limit: 10 })).toEqual([]);
   const entry = {
     id: 'aud_0000000000000000000000000a',
     at: T,
@@ -133,8 +133,8 @@ async function expectUpgraded(store: Store): Promise<void> {
     targetId: null,
     details: { name: 'New Co' },
   };
-  await store.updateAccount('acc_old', { name: 'New Co' }, T, entry);
-  expect(await store.listAudit({ accountId: 'acc_old', limit: 10 })).toEqual([entry]);
+  await store.accounts.update('acc_old', { name: 'New Co' }, T, entry);
+  expect(await store.audit.list({ accountId: 'acc_old', limit: 10 })).toEqual([entry]);
   expect(await store.migrate(DEFAULT_PLANS, T)).toEqual({ applied: [] });
 }
 

@@ -68,11 +68,11 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
   });
 
   const account = async (id: string) => {
-    await store.createAccount(accountRecord(T, { id, planId: DEFAULT_PLANS[0]!.id }));
+    await store.accounts.create(accountRecord(T, { id, planId: DEFAULT_PLANS[0]!.id }));
     await grant(store, id, 100);
   };
   const grant = (on: Store, accountId: string, amount: number) =>
-    on.appendLedger({
+    on.ledger.append({
       id: newId('led'),
       accountId,
       kind: 'grant',
@@ -88,10 +88,10 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     for (const id of ids) await account(id);
     const counted = count(store);
     // Warm: every connection of the pool acquired (and so counted) once.
-    await Promise.all(ids.map((id) => store.commitUsage(commit(id))));
+    await Promise.all(ids.map((id) => store.usage.commit(commit(id))));
     counted.sent.length = 0;
 
-    expect((await store.commitUsage(commit(ids[0]!))).kind).toBe('committed');
+    expect((await store.usage.commit(commit(ids[0]!))).kind).toBe('committed');
     expect(counted.sent).toHaveLength(2);
     expect(counted.sent[0]).toMatch(/^BEGIN;/);
     expect(counted.sent[0]).not.toMatch(/COMMIT|pg_notify/);
@@ -102,7 +102,7 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     expect(counted.sent[1]!.match(/COMMIT/g)).toHaveLength(1);
 
     counted.sent.length = 0;
-    const charged = await store.commitUsage(
+    const charged = await store.usage.commit(
       commit(ids[1]!, {
         charge: { entryId: newId('led'), amount: 3, reason: null },
         idempotency: { key: 'k1', requestHash: 'h' },
@@ -112,7 +112,7 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     expect(counted.sent).toHaveLength(2);
 
     counted.sent.length = 0;
-    const all = await Promise.all(ids.map((id) => store.commitUsage(commit(id))));
+    const all = await Promise.all(ids.map((id) => store.usage.commit(commit(id))));
     expect(all.every((o) => o.kind === 'committed')).toBe(true);
     const batches = counted.sent.filter((q) => q.startsWith('BEGIN')).length;
     // Two round trips per group commit, one NOTIFY each, and fewer group commits than consumptions.
@@ -127,29 +127,29 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     const elsewhere = new Store({ url: POSTGRES_URL, schema });
     try {
       const charge = () => ({ charge: { entryId: newId('led'), amount: 10, reason: null } });
-      expect(await store.commitUsage(commit(id, charge()))).toMatchObject({ kind: 'committed' });
+      expect(await store.usage.commit(commit(id, charge()))).toMatchObject({ kind: 'committed' });
       // Another server consumes, and an admin grants, through another pool: this one cannot know.
-      expect(await elsewhere.commitUsage(commit(id, charge()))).toMatchObject({ kind: 'committed' });
+      expect(await elsewhere.usage.commit(commit(id, charge()))).toMatchObject({ kind: 'committed' });
       await grant(elsewhere, id, 5);
       const counted = count(store);
-      const third = await store.commitUsage(commit(id, { ...charge(), render: (w, b) => ({ w, b }) }));
+      const third = await store.usage.commit(commit(id, { ...charge(), render: (w, b) => ({ w, b }) }));
       expect(third.kind).toBe('committed');
       const sent = [...counted.sent];
       // 100 - 10 - 10 + 5 - 10, and three records in the 5-hour window.
       expect(third.kind === 'committed' && (third.response as { b: number }).b).toBe(75);
-      const used = (await store.getSnapshot(id))?.windows.find(
+      const used = (await store.accounts.snapshot(id))?.windows.find(
         (w) => w.unit === 'records' && w.window === '5h',
       );
       expect(used?.used).toBe(3);
-      expect((await store.getSnapshot(id))?.account.tokenBalance).toBe(75);
+      expect((await store.accounts.snapshot(id))?.account.tokenBalance).toBe(75);
       expect(sent).toHaveLength(2);
 
       // Without a charge the balance stays: the windows alone show the other process's consumption.
       const free = newId('acc');
       await account(free);
-      expect((await store.commitUsage(commit(free))).kind).toBe('committed');
-      expect((await elsewhere.commitUsage(commit(free))).kind).toBe('committed');
-      const after = await store.commitUsage(commit(free, { render: (w) => w }));
+      expect((await store.usage.commit(commit(free))).kind).toBe('committed');
+      expect((await elsewhere.usage.commit(commit(free))).kind).toBe('committed');
+      const after = await store.usage.commit(commit(free, { render: (w) => w }));
       const windows =
         after.kind === 'committed'
           ? (after.response as { unit: string; window: string; used: number }[])
@@ -177,17 +177,18 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
               ? query(args[0].replace(/, '(c [^']*)'\)$/, (_, p: string) => `, '${p}${'x'.repeat(9000)}')`))
               : query(...args),
       );
-      const outcome = await cached.commitUsage(commit(id, { render: (w) => w }));
+      const outcome = await cached.usage.commit(commit(id, { render: (w) => w }));
       expect(outcome.kind).toBe('committed');
       expect(warnings).toEqual(['could not notify the other servers of committed consumptions']);
       // Committed: another pool reads the window; and the same connection serves the next one.
-      const used = (await store.getSnapshot(id))?.windows.find(
+      const used = (await store.accounts.snapshot(id))?.windows.find(
         (w) => w.unit === 'records' && w.window === '5h',
       );
       expect(used?.used).toBe(1);
-      expect((await cached.commitUsage(commit(id))).kind).toBe('committed');
+      expect((await cached.usage.commit(commit(id))).kind).toBe('committed');
       expect(
-        (await store.getSnapshot(id))?.windows.find((w) => w.window === '5h' && w.unit === 'records')?.used,
+        (await store.accounts.snapshot(id))?.windows.find((w) => w.window === '5h' && w.unit === 'records')
+          ?.used,
       ).toBe(2);
     } finally {
       await own.close();

@@ -149,7 +149,7 @@ function cacheSuite(
           // The other connection's view, once this change has reached it (PostgreSQL: by NOTIFY).
           const spent = (i * (i + 1)) / 2;
           const truth = await until(
-            () => b.getSnapshot(accountId),
+            () => b.accounts.snapshot(accountId),
             (t) => t?.account.tokenBalance === before.account.tokenBalance - spent,
             notifyMs,
           );
@@ -179,7 +179,7 @@ function cacheSuite(
         ] as const) {
           expect((await sa.usage.record(accountId, { category, records })).ok).toBe(true);
           const truth = await until(
-            () => b.getSnapshot(accountId),
+            () => b.accounts.snapshot(accountId),
             (t) => t?.windows.some((w) => w.category === category && w.used >= records) ?? false,
             notifyMs,
           );
@@ -229,7 +229,7 @@ function cacheSuite(
         // The free plan: enrich records 100 per 5 hours.
         const { accountId } = await accountWithKey(sa);
         const commit = (store: Store, records: number) =>
-          store.commitUsage({
+          store.usage.commit({
             accountId,
             increments: incrementsFor(DEFAULT_PLANS[0]!.limits, 'enrich', { records, requests: 1 }),
             now: Math.floor(T0 / 1000),
@@ -246,7 +246,7 @@ function cacheSuite(
         const over = await commit(storeA, 2);
         expect(over).toMatchObject({ kind: 'exceeded', exceeded: { used: 99, limit: 100 } });
         expect((await commit(storeA, 1)).kind).toBe('committed');
-        const truth = await b.getSnapshot(accountId);
+        const truth = await b.accounts.snapshot(accountId);
         expect(truth?.windows.find((w) => w.unit === 'records' && w.window === '5h')?.used).toBe(100);
       } finally {
         await cleanup();

@@ -36,8 +36,8 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
     expect(await cli.migrate(DEFAULT_PLANS, T)).toEqual({ applied: [] });
 
     const accountId = newId('acc');
-    await cli.createAccount(accountRecord(T, { id: accountId }));
-    await cli.createApiKey(
+    await cli.accounts.create(accountRecord(T, { id: accountId }));
+    await cli.keys.create(
       {
         id: newId('key'),
         accountId,
@@ -49,11 +49,11 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
       },
       'digest-1',
     );
-    expect((await server.getAccount(accountId))?.name).toBe('Acme');
-    const found = await server.findActiveKey('digest-1');
+    expect((await server.accounts.get(accountId))?.name).toBe('Acme');
+    const found = await server.keys.findActive('digest-1');
     expect(found?.accountId).toBe(accountId);
 
-    const grant = await server.appendLedger({
+    const grant = await server.ledger.append({
       id: newId('led'),
       accountId,
       kind: 'grant',
@@ -64,13 +64,13 @@ describe('two SQLite stores on one file (the CLI and the server)', () => {
       createdAt: T,
     });
     expect(grant.kind).toBe('applied');
-    expect((await cli.getAccount(accountId))?.tokenBalance).toBe(40);
+    expect((await cli.accounts.get(accountId))?.tokenBalance).toBe(40);
 
     // Revocation on one connection takes effect on the other at its next lookup: the next request,
     // which arrives in a later turn of the event loop than the revocation it follows.
-    await cli.revokeApiKey(found!.keyId, T + 1);
+    await cli.keys.revoke(found!.keyId, T + 1);
     await nextTurn();
-    expect(await server.findActiveKey('digest-1')).toBeUndefined();
+    expect(await server.keys.findActive('digest-1')).toBeUndefined();
   });
 });
 
@@ -149,7 +149,7 @@ describe('durable answers', () => {
     expect(store.walSyncs).toBe(before + 2);
     const last = results[5];
     expect(last?.ok && last.value.response.fair_use.search?.records['5h'].used).toBe(12);
-    const snapshot = await store.getSnapshot(accountId);
+    const snapshot = await store.accounts.snapshot(accountId);
     expect(
       snapshot?.windows.find((w) => w.category === 'search' && w.unit === 'records' && w.window === '5h')
         ?.used,

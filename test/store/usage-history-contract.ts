@@ -9,7 +9,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { type UsageRow, zeroCounts } from '../../src/domain/usage-history.js';
 import type { Store } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 
@@ -86,23 +86,23 @@ export function usageHistoryContract(name: string, makeStore: () => Promise<Stor
     });
 
     it("keeps a plan's subscription, and the default subscription plans are monthly", async () => {
-      expect((await store.getPlan('subscription_27'))?.subscription).toBe('monthly');
-      expect((await store.getPlan('free'))?.subscription).toBeUndefined();
-      const free = (await store.getPlan('free'))!;
-      await store.putPlan({ ...free, id: 'monthly_x', subscription: 'monthly' }, T);
-      expect((await store.listPlans()).find((p) => p.id === 'monthly_x')?.subscription).toBe('monthly');
+      expect((await store.plans.get('subscription_27'))?.subscription).toBe('monthly');
+      expect((await store.plans.get('free'))?.subscription).toBeUndefined();
+      const free = (await store.plans.get('free'))!;
+      await store.plans.put({ ...free, id: 'monthly_x', subscription: 'monthly' }, T);
+      expect((await store.plans.list()).find((p) => p.id === 'monthly_x')?.subscription).toBe('monthly');
     });
 
     it("moves an account's plan_since when, and only when, its plan changes", async () => {
       const account: Account = accountRecord(T);
-      await store.createAccount(account);
+      await store.accounts.create(account);
       expect(
-        (await store.updateAccount(account.id, { name: 'Other', planId: 'free' }, T + 10))?.planSince,
+        (await store.accounts.update(account.id, { name: 'Other', planId: 'free' }, T + 10))?.planSince,
       ).toBe(T);
-      expect((await store.updateAccount(account.id, { planId: 'subscription_27' }, T + 20))?.planSince).toBe(
-        T + 20,
-      );
-      const snapshot = await store.getSnapshot(account.id);
+      expect(
+        (await store.accounts.update(account.id, { planId: 'subscription_27' }, T + 20))?.planSince,
+      ).toBe(T + 20);
+      const snapshot = await store.accounts.snapshot(account.id);
       expect(snapshot?.account.planSince).toBe(T + 20);
       expect(snapshot?.plan.subscription).toBe('monthly');
     });

@@ -12,7 +12,7 @@ import { DEFAULT_PLANS, type Plan } from '../../src/domain/plans.js';
 import type { WebhookEndpoint } from '../../src/domain/webhooks.js';
 import type { Store, UsageCommit } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
-import type { StoreFixture } from './contract.js';
+import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 /** enrich records: 10 per 5 h, 100 per week; requests 10 per 5 h. */
@@ -75,12 +75,12 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('records a threshold event once per crossing, from the use the consumption wrote', async () => {
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.create(a);
       // 10 records per 5 h: 7 (70%), 8 (80% crossed), 9, 10 (100% crossed), then refused.
       for (const records of [7, 1, 1, 1]) {
-        expect((await store.commitUsage(consume(a.id, records, [80, 100]))).kind).toBe('committed');
+        expect((await store.usage.commit(consume(a.id, records, [80, 100]))).kind).toBe('committed');
       }
-      expect((await store.commitUsage(consume(a.id, 1, [80, 100]))).kind).toBe('exceeded');
+      expect((await store.usage.commit(consume(a.id, 1, [80, 100]))).kind).toBe('exceeded');
       const got = await events();
       expect(got.map((e) => [e.type, e.data.window, e.data.unit, e.data.threshold, e.data.used])).toEqual([
         ['fair_use.threshold', '5h', 'records', 80, 8],
@@ -97,10 +97,10 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('fires again in the next run of a window, and not without thresholds', async () => {
       const a = account();
-      await store.createAccount(a);
-      await store.commitUsage(consume(a.id, 9, [80]));
-      await store.commitUsage(consume(a.id, 9, undefined, T + 18_000)); // a new run, nobody asking
-      await store.commitUsage(consume(a.id, 9, [80], T + 36_000)); // the run after: fires again
+      await store.accounts.create(a);
+      await store.usage.commit(consume(a.id, 9, [80]));
+      await store.usage.commit(consume(a.id, 9, undefined, T + 18_000)); // a new run, nobody asking
+      await store.usage.commit(consume(a.id, 9, [80], T + 36_000)); // the run after: fires again
       const got = await events();
       expect(got.map((e) => [e.data.window, e.data.used, e.at])).toEqual([
         ['5h', 9, T],
@@ -110,10 +110,10 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('records balance events once per crossing down, armed again when the balance rises', async () => {
       const a = account({ planId: 'free' });
-      await store.createAccount(a);
-      await store.updateAccount(a.id, { lowBalance: 50 }, T);
+      await store.accounts.create(a);
+      await store.accounts.update(a.id, { lowBalance: 50 }, T);
       const ledger = (kind: 'grant' | 'charge', amount: number) =>
-        store.appendLedger({
+        store.ledger.append({
           id: id('led'),
           accountId: a.id,
           kind,
@@ -139,7 +139,7 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('records key and status events only for changes that happened', async () => {
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.create(a);
       const key = {
         id: id('key'),
         accountId: a.id,
@@ -149,12 +149,12 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
         revokedAt: null,
         lastUsedAt: null,
       };
-      await store.createApiKey(key, 'digest-1');
-      await store.revokeApiKey(key.id, T + 1);
-      await store.revokeApiKey(key.id, T + 2); // already revoked: nothing
-      await store.updateAccount(a.id, { status: 'suspended' }, T + 3);
-      await store.updateAccount(a.id, { status: 'suspended' }, T + 4); // no change: nothing
-      await store.updateAccount(a.id, { name: 'Other' }, T + 5);
+      await store.keys.create(key, 'digest-1');
+      await store.keys.revoke(key.id, T + 1);
+      await store.keys.revoke(key.id, T + 2); // already revoked: nothing
+      await store.accounts.update(a.id, { status: 'suspended' }, T + 3);
+      await store.accounts.update(a.id, { status: 'suspended' }, T + 4); // no change: nothing
+      await store.accounts.update(a.id, { name: 'Other' }, T + 5);
       expect((await events()).map((e) => [e.type, e.data])).toEqual([
         ['key.created', { account_id: a.id, key_id: key.id, name: 'ci' }],
         ['key.revoked', { account_id: a.id, key_id: key.id }],
@@ -165,14 +165,14 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
     it('fans events out to the endpoints that want them, once', async () => {
       const a = account();
       const b = account();
-      await store.createAccount(a);
-      await store.createAccount(b);
+      await store.accounts.create(a);
+      await store.accounts.create(b);
       const all = endpoint({ thresholds: [80] });
       const onlyB = endpoint({ accountId: b.id, events: ['fair_use.threshold'], thresholds: [100] });
       await store.webhooks.addEndpoint(all, 'whsec_c2VjcmV0');
       await store.webhooks.addEndpoint(onlyB, 'whsec_b3RoZXI=');
-      await store.commitUsage(consume(a.id, 10, [80, 100])); // a: 80 and 100
-      await store.commitUsage(consume(b.id, 10, [80, 100])); // b: 80 and 100
+      await store.usage.commit(consume(a.id, 10, [80, 100])); // a: 80 and 100
+      await store.usage.commit(consume(b.id, 10, [80, 100])); // b: 80 and 100
       expect(await store.webhooks.fanOut(T, () => id('whd'), 100)).toBe(4);
       expect(await store.webhooks.fanOut(T, () => id('whd'), 100)).toBe(0);
       const toAll = await store.webhooks.listDeliveries(all.id, { limit: 50 });
@@ -189,14 +189,14 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('fans out to an endpoint only the events committed after it, in the same second too', async () => {
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.create(a);
       const first = endpoint({ events: ['fair_use.threshold'], thresholds: [80, 100] });
       await store.webhooks.addEndpoint(first, 'whsec_c2VjcmV0');
-      await store.commitUsage(consume(a.id, 8, [80, 100])); // 80%, waiting for the fan-out
+      await store.usage.commit(consume(a.id, 8, [80, 100])); // 80%, waiting for the fan-out
       // Added in the same second as that event, before any fan-out ran: it must not hear it.
       const later = endpoint({ events: ['fair_use.threshold'], thresholds: [80, 100] });
       await store.webhooks.addEndpoint(later, 'whsec_b3RoZXI=');
-      await store.commitUsage(consume(a.id, 2, [80, 100])); // 100%, after both
+      await store.usage.commit(consume(a.id, 2, [80, 100])); // 100%, after both
       await store.webhooks.fanOut(T, () => id('whd'), 100);
       const toFirst = await store.webhooks.listDeliveries(first.id, { limit: 50 });
       const toLater = await store.webhooks.listDeliveries(later.id, { limit: 50 });
@@ -209,10 +209,10 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('leases a due delivery to one caller at a time, and settles it only under that lease', async () => {
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.create(a);
       const ep = endpoint();
       await store.webhooks.addEndpoint(ep, 'whsec_c2VjcmV0');
-      await store.commitUsage(consume(a.id, 8, [80]));
+      await store.usage.commit(consume(a.id, 8, [80]));
       await store.webhooks.fanOut(T, () => id('whd'), 100);
       const claims = await Promise.all(
         Array.from({ length: 8 }, (_, i) => store.webhooks.claim(T, `lease-${i}`, T + 30, 10)),
@@ -317,7 +317,7 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
       expect(await store.webhooks.listDeliveries(ep.id, { limit: 10 })).toEqual([
         expect.objectContaining({ id: deliveryId, status: 'delivered', attempts: 1, lastStatusCode: 204 }),
       ]);
-      expect((await store.listAudit({ limit: 10 })).map((e) => e.action)).toContain('webhook.test');
+      expect((await store.audit.list({ limit: 10 })).map((e) => e.action)).toContain('webhook.test');
       // No such endpoint: nothing recorded.
       const none = await store.webhooks.addLeasedDelivery(
         { ...event, id: newId('msg', ++ms) },
@@ -330,12 +330,12 @@ export function webhooksContract(name: string, open: () => Promise<StoreFixture>
 
     it('removes an endpoint with its deliveries, and prunes finished deliveries by age', async () => {
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.create(a);
       const keep = endpoint();
       const gone = endpoint();
       await store.webhooks.addEndpoint(keep, 'whsec_c2VjcmV0');
       await store.webhooks.addEndpoint(gone, 'whsec_c2VjcmV0');
-      await store.commitUsage(consume(a.id, 8, [80]));
+      await store.usage.commit(consume(a.id, 8, [80]));
       await store.webhooks.fanOut(T, () => id('whd'), 100);
       expect((await store.webhooks.removeEndpoint(gone.id))?.id).toBe(gone.id);
       expect(await store.webhooks.removeEndpoint(gone.id)).toBeUndefined();

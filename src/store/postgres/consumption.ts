@@ -16,7 +16,7 @@ import type { AuditEntry } from '../../domain/audit.js';
 import { pushStoredWindows, type StoredWindow } from '../../domain/fair-use-order.js';
 import type { Category } from '../../domain/plans.js';
 import type { Change } from '../changes.js';
-import type { UsageCommit, UsageOutcome } from '../store.js';
+import type { UsageCommit, UsageOutcome, UsageStore } from '../usage-store.js';
 import {
   type AccountValues,
   type BatchDecision,
@@ -34,7 +34,7 @@ const MAX_BATCH = 200;
 type Row = Record<string, unknown>;
 type Client = { query(text: string): Promise<unknown> };
 
-export class PgGroupCommit {
+export class PgGroupCommit implements UsageStore {
   private pending: Pending[] = [];
   private running = false;
 

@@ -14,30 +14,14 @@ import {
 } from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
+import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
+import type { Page } from '../page.js';
 import { Rollback } from '../rollback.js';
 import { LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
-import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
 import { lockIdempotencyKey, type PgTransactions } from './transactions.js';
 import { recordEvents } from './webhooks.js';
-
-export async function appendLedger(
-  t: PgTransactions,
-  entry: LedgerAppend,
-  audit: AuditEntry | undefined,
-): Promise<LedgerOutcome> {
-  return t.answer(() =>
-    t.tx(
-      async (db) => {
-        const outcome = await applyLedger(t, entry, db);
-        if (outcome.kind === 'applied') await writeAudit(audit, db);
-        return outcome;
-      },
-      (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
-    ),
-  );
-}
 
 /** Inside a transaction: replay, refuse, or move the balance and append the entry. */
 export async function applyLedger(
@@ -89,13 +73,33 @@ export async function applyLedger(
   return { kind: 'applied', entry: toLedger(row) };
 }
 
-export async function listLedger(t: PgTransactions, accountId: string, page: Page): Promise<LedgerEntry[]> {
-  return guard(async () =>
-    (
-      await t.all<LedgerRow>(
-        'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
-        [accountId, page.after ?? '', page.limit],
-      )
-    ).map(toLedger),
-  );
+/** store.ledger on PostgreSQL. */
+export class PgLedger implements LedgerStore {
+  constructor(private readonly t: PgTransactions) {}
+
+  async append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    const t = this.t;
+    return t.answer(() =>
+      t.tx(
+        async (db) => {
+          const outcome = await applyLedger(t, entry, db);
+          if (outcome.kind === 'applied') await writeAudit(audit, db);
+          return outcome;
+        },
+        (outcome): Change[] => (outcome.kind === 'applied' ? [{ account: entry.accountId }] : []),
+      ),
+    );
+  }
+
+  async list(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    const t = this.t;
+    return guard(async () =>
+      (
+        await t.all<LedgerRow>(
+          'SELECT * FROM token_ledger WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+          [accountId, page.after ?? '', page.limit],
+        )
+      ).map(toLedger),
+    );
+  }
 }

@@ -1,13 +1,14 @@
-/** @module PostgreSQL's users of an account (store.ts: addUser, getUser, listUsers, removeUser). */
+/** @module PostgreSQL's users of an account (store.users). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { User } from '../../domain/users.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
+import type { UserStore } from '../users-store.js';
 import { writeAudit } from './audit.js';
 import { guard } from './driver.js';
 import type { PgTransactions } from './transactions.js';
 
-export class PgUsers {
+export class PgUsers implements UserStore {
   constructor(private readonly t: PgTransactions) {}
 
   async add(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {

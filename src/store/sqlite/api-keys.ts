@@ -1,19 +1,19 @@
 /**
- * @module SQLite's API keys (store.ts: createApiKey, getApiKey, listApiKeys, revokeApiKey,
- * rehashApiKey, touchApiKeys, findActiveKey): the digest and display hint only, never a key.
+ * @module SQLite's API keys (store.keys: create, get, list, revoke, rehash, touch, findActive):
+ * the digest and display hint only, never a key.
  */
 import { type ApiKeyRecord, LAST_USED_RESOLUTION_SECONDS } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
 import { changeEvent, keyCreated } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
+import type { KeyEntry, KeyStore } from '../keys-store.js';
 import { type KeyRow, toKey } from '../rows.js';
-import type { KeyEntry } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import { recordEvents } from './webhooks.js';
 
-export class SqliteApiKeys {
+export class SqliteApiKeys implements KeyStore {
   constructor(private readonly x: SqliteExecutor) {}
 
   async create(key: ApiKeyRecord, digest: string, audit?: AuditEntry): Promise<void> {

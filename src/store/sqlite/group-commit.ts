@@ -12,7 +12,7 @@ import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import { thresholdEvents } from '../../domain/webhooks.js';
 import type { AccountUsage, Change } from '../changes.js';
-import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
+import { chargeEntry, type UsageCommit, type UsageOutcome, type UsageStore } from '../usage-store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import type { FairUseSql } from './fair-use-sql.js';
@@ -43,7 +43,7 @@ interface BatchResult {
   decided: Map<string, AccountUsage>;
 }
 
-export class GroupCommit {
+export class GroupCommit implements UsageStore {
   private pendingUsage: PendingUsage[] = [];
   private usageFlushScheduled = false;
   /** Turns the pending consumptions have waited, and how many were pending at the last one. */

@@ -12,36 +12,13 @@ import {
   replayOrConflict,
 } from '../../domain/ledger.js';
 import { balanceEvents } from '../../domain/webhooks.js';
+import type { LedgerAppend, LedgerOutcome, LedgerStore } from '../ledger-store.js';
+import type { Page } from '../page.js';
 import { Rollback } from '../rollback.js';
 import { appendedLedger, LEDGER_COLUMNS, type LedgerRow, ledgerValues, toLedger } from '../rows.js';
-import type { LedgerAppend, LedgerOutcome, Page } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import { recordEvents } from './webhooks.js';
-
-export function appendLedger(
-  x: SqliteExecutor,
-  entry: LedgerAppend,
-  audit: AuditEntry | undefined,
-): Promise<LedgerOutcome> {
-  return x.write(
-    () => {
-      try {
-        return x.db
-          .transaction(() => {
-            const outcome = applyLedger(x, entry);
-            if (outcome.kind === 'applied') writeAudit(x, audit);
-            return outcome;
-          })
-          .immediate();
-      } catch (err) {
-        if (err instanceof Rollback) return err.outcome as LedgerOutcome;
-        throw err;
-      }
-    },
-    () => [{ account: entry.accountId }],
-  );
-}
 
 /** Inside a transaction: replay, refuse, or move the balance and append the entry. */
 export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutcome {
@@ -91,12 +68,39 @@ export function applyLedger(x: SqliteExecutor, entry: LedgerAppend): LedgerOutco
   return { kind: 'applied', entry: appendedLedger(entry, delta, moved.token_balance) };
 }
 
-export function listLedger(x: SqliteExecutor, accountId: string, page: Page): Promise<LedgerEntry[]> {
-  return x.attempt(() =>
-    (
-      x
-        .sql('SELECT * FROM token_ledger WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
-        .all(accountId, page.after ?? '', page.limit) as LedgerRow[]
-    ).map(toLedger),
-  );
+/** store.ledger on SQLite. */
+export class SqliteLedger implements LedgerStore {
+  constructor(private readonly x: SqliteExecutor) {}
+
+  append(entry: LedgerAppend, audit?: AuditEntry): Promise<LedgerOutcome> {
+    const x = this.x;
+    return x.write(
+      () => {
+        try {
+          return x.db
+            .transaction(() => {
+              const outcome = applyLedger(x, entry);
+              if (outcome.kind === 'applied') writeAudit(x, audit);
+              return outcome;
+            })
+            .immediate();
+        } catch (err) {
+          if (err instanceof Rollback) return err.outcome as LedgerOutcome;
+          throw err;
+        }
+      },
+      () => [{ account: entry.accountId }],
+    );
+  }
+
+  list(accountId: string, page: Page): Promise<LedgerEntry[]> {
+    const x = this.x;
+    return x.attempt(() =>
+      (
+        x
+          .sql('SELECT * FROM token_ledger WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
+          .all(accountId, page.after ?? '', page.limit) as LedgerRow[]
+      ).map(toLedger),
+    );
+  }
 }

@@ -1,12 +1,13 @@
-/** @module SQLite's users of an account (store.ts: addUser, getUser, listUsers, removeUser). */
+/** @module SQLite's users of an account (store.users). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { User } from '../../domain/users.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
+import type { UserStore } from '../users-store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 
-export class SqliteUsers {
+export class SqliteUsers implements UserStore {
   constructor(private readonly x: SqliteExecutor) {}
 
   add(user: User, audit?: AuditEntry): Promise<'added' | 'duplicate'> {
