@@ -8,6 +8,7 @@ import { ApiError } from '../domain/api-error.js';
 import type { Result } from '../domain/errors.js';
 import type { Services } from '../service/index.js';
 import type { AuthenticatedKey } from '../service/keys.js';
+import type { Caller } from '../tools/call.js';
 import { bearer } from './auth.js';
 import type { RateLimits } from './rate-limit.js';
 
@@ -103,5 +104,18 @@ export function keyAuthentication(
     }
     if (result instanceof Promise) result.then((r) => settle(request, reply, r, done), done);
     else settle(request, reply, result, done);
+  };
+}
+
+/** Who calls, as key authentication left it on the request: the one Caller both doors hand the tool call. */
+export function callerOf(request: FastifyRequest): Caller {
+  const auth = request.auth!;
+  return {
+    accountId: auth.accountId,
+    keyId: auth.keyId,
+    requestId: request.id,
+    log: request.log,
+    startedAt: request.startedAt,
+    refusal: request.refusal ?? null,
   };
 }

@@ -12,10 +12,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError } from '../domain/api-error.js';
 import { sendError } from '../http/errors.js';
-import { keyAuthentication } from '../http/key-auth.js';
+import { callerOf, keyAuthentication } from '../http/key-auth.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../service/index.js';
-import type { Caller, ToolCalls } from '../tools/call.js';
+import type { ToolCalls } from '../tools/call.js';
 import { McpEngines } from './engines.js';
 import { originAllowed } from './origin.js';
 
@@ -123,18 +123,6 @@ const isToolCall = (body: unknown) =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'tools/call';
 
 /** Who calls, for the tool pipeline: the key's account, the request, and any deferred refusal. */
-function callerOf(request: FastifyRequest): Caller {
-  const auth = request.auth!;
-  return {
-    accountId: auth.accountId,
-    keyId: auth.keyId,
-    requestId: request.id,
-    log: request.log,
-    startedAt: request.startedAt,
-    refusal: request.refusal,
-  };
-}
-
 /** The Fastify request as the SDK takes it: a web Request with its headers; the body goes parsed. */
 function toWebRequest(request: FastifyRequest): Request {
   const headers = new Headers();

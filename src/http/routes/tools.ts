@@ -7,12 +7,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError, errorStatus } from '../../domain/api-error.js';
 import type { Services } from '../../service/index.js';
-import type { Called, Caller, ToolCalls } from '../../tools/call.js';
+import type { Called, ToolCalls } from '../../tools/call.js';
 import { responseSchema } from '../../tools/pipeline.js';
 import { ErrorBodySchema } from '../../tools/schemas.js';
 import type { Tool } from '../../tools/tool.js';
 import { sendError } from '../errors.js';
-import { keyAuthentication } from '../key-auth.js';
+import { callerOf, keyAuthentication } from '../key-auth.js';
 import type { RateLimits } from '../rate-limit.js';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -54,18 +54,6 @@ export async function toolRoutes(
         authenticate(request, reply, done);
       }
     : authenticate;
-
-  const callerOf = (request: FastifyRequest): Caller => {
-    const auth = request.auth!;
-    return {
-      accountId: auth.accountId,
-      keyId: auth.keyId,
-      requestId: request.id,
-      log: request.log,
-      startedAt: request.startedAt,
-      refusal: request.refusal ?? null,
-    };
-  };
 
   const serve = (name: string, request: FastifyRequest, reply: FastifyReply): unknown => {
     const called = calls.call('http', callerOf(request), name, request.body);
