@@ -6,6 +6,7 @@ import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { AdminAccountRecord } from '../service/views.js';
 import { lowBalanceSetting, nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
+import { oneShotCommand } from './one-shot.js';
 import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table } from './output.js';
 import { accountBlock } from './render.js';
 
@@ -44,15 +45,13 @@ export function registerAccounts(program: Command): void {
       emit(opts, records, () => accountsTable(records, limit));
     });
 
-  accounts
-    .command('show')
-    .description('show an account, with its fair-use windows')
-    .argument('<account-id>')
-    .option('--json', JSON_HELP)
-    .action(async (id: string, opts: JsonOption) => {
-      const record = await withAdmin(opts, (a) => a.accounts.get(id));
-      emit(opts, record, () => accountBlock(record));
-    });
+  oneShotCommand(accounts, {
+    name: 'show',
+    description: 'show an account, with its fair-use windows',
+    argument: '<account-id>',
+    ask: (a, id) => a.accounts.get(id),
+    text: accountBlock,
+  });
 
   accounts
     .command('update')

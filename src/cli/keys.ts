@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { KeyRecord } from '../service/keys.js';
 import { withAdmin } from './context.js';
+import { oneShotCommand } from './one-shot.js';
 import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
@@ -46,19 +47,13 @@ export function registerKeys(program: Command): void {
       );
     });
 
-  keys
-    .command('revoke')
-    .description('revoke a key; it stops working on the next request')
-    .argument('<key-id>')
-    .option('--json', JSON_HELP)
-    .action(async (keyId: string, opts: JsonOption) => {
-      const key = await withAdmin(opts, (a) => a.keys.revoke(keyId));
-      emit(
-        opts,
-        key,
-        () => `Revoked key ${key.id} (${key.hint}) of account ${key.account_id} at ${key.revoked_at}.`,
-      );
-    });
+  oneShotCommand(keys, {
+    name: 'revoke',
+    description: 'revoke a key; it stops working on the next request',
+    argument: '<key-id>',
+    ask: (a, keyId) => a.keys.revoke(keyId),
+    text: (key) => `Revoked key ${key.id} (${key.hint}) of account ${key.account_id} at ${key.revoked_at}.`,
+  });
 }
 
 const byId = (item: { id: string }) => item.id;

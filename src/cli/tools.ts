@@ -5,6 +5,7 @@ import type { ToolMetering } from '../domain/catalogue.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
 import { withAdmin } from './context.js';
+import { oneShotCommand } from './one-shot.js';
 import { CliError, emit, type FieldValue, fields, JSON_HELP, type JsonOption, table } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
@@ -41,30 +42,24 @@ export function registerTools(program: Command): void {
       );
     });
 
-  tools
-    .command('show')
-    .description("a tool's whole definition")
-    .argument('<name>')
-    .option('--json', JSON_HELP)
-    .action(async (name: string, opts: JsonOption) => {
-      const tool = await withAdmin(opts, (a) => a.tools.get(name));
-      emit(opts, tool, () => toolBlock(tool));
-    });
+  oneShotCommand(tools, {
+    name: 'show',
+    description: "a tool's whole definition",
+    argument: '<name>',
+    ask: (a, name) => a.tools.get(name),
+    text: toolBlock,
+  });
 
-  tools
-    .command('remove')
-    .description('remove a tool from the catalogue (servers stop serving it)')
-    .argument('<name>')
-    .option('--json', JSON_HELP)
-    .action(async (name: string, opts: JsonOption) => {
-      const tool = await withAdmin(opts, (a) => a.tools.remove(name));
+  oneShotCommand(tools, {
+    name: 'remove',
+    description: 'remove a tool from the catalogue (servers stop serving it)',
+    argument: '<name>',
+    ask: (a, name) => a.tools.remove(name),
+    text: (tool) => {
       const cost = tool.metering ? `, ${tokensText(tool.metering)}` : '';
-      emit(
-        opts,
-        tool,
-        () => `Removed tool ${tool.name} (${category(tool.metering)}${cost}; ${upstreamText(tool)}).`,
-      );
-    });
+      return `Removed tool ${tool.name} (${category(tool.metering)}${cost}; ${upstreamText(tool)}).`;
+    },
+  });
 }
 
 /** The file's JSON; unreadable or not JSON is a usage error (exit 2) naming the file. */

@@ -2,6 +2,7 @@
 import { type Command, Option } from 'commander';
 import { USER_ROLES } from '../domain/users.js';
 import { withAdmin } from './context.js';
+import { oneShotCommand } from './one-shot.js';
 import { emit, JSON_HELP, type JsonOption, table } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
@@ -47,15 +48,13 @@ export function registerUsers(program: Command): void {
       );
     });
 
-  users
-    .command('remove')
-    .description('remove a user')
-    .argument('<user-id>')
-    .option('--json', JSON_HELP)
-    .action(async (userId: string, opts: JsonOption) => {
-      const user = await withAdmin(opts, (a) => a.users.remove(userId));
-      emit(opts, user, () => `Removed user ${user.id} ${user.email} from account ${user.account_id}.`);
-    });
+  oneShotCommand(users, {
+    name: 'remove',
+    description: 'remove a user',
+    argument: '<user-id>',
+    ask: (a, userId) => a.users.remove(userId),
+    text: (user) => `Removed user ${user.id} ${user.email} from account ${user.account_id}.`,
+  });
 }
 
 const byId = (item: { id: string }) => item.id;

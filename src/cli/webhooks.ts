@@ -8,6 +8,7 @@ import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
 import { commaList, nonEmpty, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
+import { oneShotCommand } from './one-shot.js';
 import { EXIT_FAILED, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
 
@@ -100,15 +101,13 @@ function listCommand(webhooks: Command): void {
 
 /** `webhooks remove`: an endpoint and its deliveries. */
 function removeCommand(webhooks: Command): void {
-  webhooks
-    .command('remove')
-    .description('remove an endpoint and its deliveries')
-    .argument('<endpoint-id>')
-    .option('--json', JSON_HELP)
-    .action(async (id: string, opts: JsonOption) => {
-      const removed = await withAdmin(opts, (a) => a.webhooks.remove(id));
-      emit(opts, removed, () => `Removed webhook endpoint ${removed.id} (${removed.url}).`);
-    });
+  oneShotCommand(webhooks, {
+    name: 'remove',
+    description: 'remove an endpoint and its deliveries',
+    argument: '<endpoint-id>',
+    ask: (a, id) => a.webhooks.remove(id),
+    text: (removed) => `Removed webhook endpoint ${removed.id} (${removed.url}).`,
+  });
 }
 
 /** `webhooks deliveries`: an endpoint's deliveries. */
@@ -134,36 +133,27 @@ function deliveriesCommand(webhooks: Command): void {
 
 /** `webhooks test`: a signed webhook.test event, sent now. */
 function testCommand(webhooks: Command): void {
-  webhooks
-    .command('test')
-    .description(
+  oneShotCommand(webhooks, {
+    name: 'test',
+    description:
       'send a signed webhook.test event to an endpoint now, recorded as a delivery (exit 1 if not delivered)',
-    )
-    .argument('<endpoint-id>')
-    .option('--json', JSON_HELP)
-    .action(async (id: string, opts: JsonOption) => {
-      const d = await withAdmin(opts, (a) => a.webhooks.test(id));
-      emit(opts, d, () => testText(d));
-      // The receiver refused or could not be reached: a script must see it without reading the output.
-      if (d.status !== 'delivered') process.exitCode = EXIT_FAILED;
-    });
+    argument: '<endpoint-id>',
+    ask: (a, id) => a.webhooks.test(id),
+    text: testText,
+    // The receiver refused or could not be reached: a script must see it without reading the output.
+    exitCode: (d) => (d.status !== 'delivered' ? EXIT_FAILED : undefined),
+  });
 }
 
 /** `webhooks replay`: a delivery sent again. */
 function replayCommand(webhooks: Command): void {
-  webhooks
-    .command('replay')
-    .description('send a delivery again now, with a fresh retry schedule (the same webhook-id)')
-    .argument('<delivery-id>')
-    .option('--json', JSON_HELP)
-    .action(async (id: string, opts: JsonOption) => {
-      const d = await withAdmin(opts, (a) => a.webhooks.replay(id));
-      emit(
-        opts,
-        d,
-        () => `Delivery ${d.id} (${d.type}) is due again now; a running server sends it within a second.`,
-      );
-    });
+  oneShotCommand(webhooks, {
+    name: 'replay',
+    description: 'send a delivery again now, with a fresh retry schedule (the same webhook-id)',
+    argument: '<delivery-id>',
+    ask: (a, id) => a.webhooks.replay(id),
+    text: (d) => `Delivery ${d.id} (${d.type}) is due again now; a running server sends it within a second.`,
+  });
 }
 
 /** What the first attempt of a test came to, for people. */

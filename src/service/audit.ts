@@ -26,31 +26,16 @@ export const actingAs = (actor: string): AuditContext => Object.freeze({ actor }
  * The entry for an action, for the store to write with it; none when no one is named as acting
  * (internal callers and tests that use the services bare). The admin API and the CLI always name one.
  */
-export function draftAudit(
+export function draftAudit<By extends AuditContext | undefined>(
   deps: Pick<ServiceDeps, 'clock'>,
-  by: AuditContext,
+  by: By,
   action: AuditAction,
   accountId: string | null,
   targetId: string | null,
   details: AuditDetails,
-): AuditEntry;
-export function draftAudit(
-  deps: Pick<ServiceDeps, 'clock'>,
-  by: AuditContext | undefined,
-  action: AuditAction,
-  accountId: string | null,
-  targetId: string | null,
-  details: AuditDetails,
-): AuditEntry | undefined;
-export function draftAudit(
-  deps: Pick<ServiceDeps, 'clock'>,
-  by: AuditContext | undefined,
-  action: AuditAction,
-  accountId: string | null,
-  targetId: string | null,
-  details: AuditDetails,
-): AuditEntry | undefined {
-  if (by === undefined) return undefined;
+): By extends AuditContext ? AuditEntry : AuditEntry | undefined {
+  type Drafted = By extends AuditContext ? AuditEntry : AuditEntry | undefined;
+  if (by === undefined) return undefined as Drafted;
   return {
     id: newId('aud', deps.clock.now()),
     at: now(deps),
@@ -59,7 +44,7 @@ export function draftAudit(
     accountId,
     targetId,
     details: assertNoCredentials(details),
-  };
+  } as Drafted;
 }
 
 export interface AuditListInput {
