@@ -1,4 +1,5 @@
 /** Talking to a real server over HTTP, for the end-to-end tests: its admin API, and get_account. */
+import { bearer } from '../calls.js';
 export const E2E_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 
 export async function adminCall(
@@ -10,7 +11,7 @@ export async function adminCall(
   const res = await fetch(`${baseUrl}/admin/v1${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${E2E_ADMIN_TOKEN}`,
+      authorization: bearer(E2E_ADMIN_TOKEN),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -33,7 +34,7 @@ export function planWithLimit(limit: number) {
 export function getAccount(baseUrl: string, key: string): Promise<Response> {
   return fetch(`${baseUrl}/api/v1/tools/get_account`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: bearer(key) },
   });
 }
 

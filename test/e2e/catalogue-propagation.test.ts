@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { scratchDir } from '../helpers.js';
 import { postgresAvailable } from '../postgres.js';
@@ -21,7 +22,7 @@ const callTool = async (url: string, key: string, tool: string) =>
   (
     await fetch(`${url}/api/v1/tools/${tool}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       body: '{}',
     })
   ).status;

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
@@ -63,7 +64,7 @@ describe('/metrics', () => {
     const call = (name: string, k = key) =>
       fetch(`${url}/api/v1/tools/${name}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(k), 'content-type': 'application/json' },
         body: '{}',
       });
     await new Promise((r) => setTimeout(r, 1_100)); // a fresh rate-limit second
@@ -81,7 +82,7 @@ describe('/metrics', () => {
     const mcp = await fetch(`${url}/mcp`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${key}`,
+        authorization: bearer(key),
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2025-06-18',

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
@@ -42,7 +43,7 @@ describe.skipIf(!available)('PostgreSQL unreachable', () => {
   const getAccount = () =>
     fetch(`${server.url}/api/v1/tools/get_account`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
       signal: AbortSignal.timeout(10_000),
     });
   const untilOk = async () => {

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
+import { bearer } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
@@ -34,7 +35,7 @@ describe('secrets never reach the logs', () => {
       const res = await fetch(`${server.url}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${auth}`,
+          authorization: bearer(auth),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -114,7 +115,7 @@ describe('secrets never reach the logs', () => {
     const admin = (method: string, path: string, body?: unknown) =>
       fetch(`${server.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${OPS}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(OPS), 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }).then((r) => r.json() as Promise<{ id: string; key: string }>);
     const account = await admin('POST', '/admin/v1/accounts', { name: 'logs' });
@@ -136,11 +137,11 @@ describe('secrets never reach the logs', () => {
     await fetch(`${server.url}/healthz?key=${key}`);
     await fetch(`${server.url}/api/v1/tools/get_account?api_key=${key}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     await fetch(`${server.url}/no/such/route?token=${key}`);
     await fetch(`${server.url}/admin/v1/plans?admin_token=${OPS}`, {
-      headers: { authorization: `Bearer ${OPS}` },
+      headers: { authorization: bearer(OPS) },
     });
     expect(await withHost(key)).toMatch(/^HTTP\/1\.1 200 /);
     expect(await withHost(`x:${OPS}@y`)).toMatch(/^HTTP\/1\.1 200 /);

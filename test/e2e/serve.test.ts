@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
+import { bearer } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
@@ -23,7 +24,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     expect(first.stdout()).toContain(`"migrations":${JSON.stringify(MIGRATIONS.map(migrationLabel))}`);
     const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       body: '{}',
     });
     expect(res.status).toBe(200);
@@ -43,7 +44,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     expect(second.stdout()).not.toMatch(/tg_[0-9A-Za-z]{11}/);
     const again = await fetch(`${second.url}/api/v1/tools/get_account`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
@@ -68,7 +69,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     const hook = join(import.meta.dirname, 'module-load-hook.mjs');
     const server = await startServer(env, ['--import', hook, 'dist/main.js']);
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(server.stdout())?.[1];
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const headers = { authorization: bearer(key), 'content-type': 'application/json' };
     const account = await fetch(`${server.url}/api/v1/tools/get_account`, {
       method: 'POST',
       headers,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageCounts } from '../../src/domain/usage-history.js';
+import { bearer } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
@@ -26,7 +27,7 @@ const to = () => dayFromNow(1);
 async function call(url: string, key: string, tool: string, body: unknown = {}): Promise<number> {
   const res = await fetch(`${url}/api/v1/tools/${tool}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { authorization: bearer(key), 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   await res.arrayBuffer();
@@ -112,7 +113,7 @@ describe.skipIf(!available)('two servers on PostgreSQL', () => {
       const storedToday = sum(await scratch.store.usageHistory.history(id, today, today, 'day'));
       const res = await fetch(`${a.url}/api/v1/tools/get_usage`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         body: JSON.stringify({ period: 'today' }),
       });
       expect(res.status).toBe(200);

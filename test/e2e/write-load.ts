@@ -3,6 +3,8 @@
  * (admin usage, each with its own idempotency key) and metered catalogue tool calls, every answer
  * recorded with when its request started and ended.
  */
+
+import { bearer } from '../calls.js';
 import { E2E_ADMIN_TOKEN } from './admin-client.js';
 
 export interface LoadResult {
@@ -92,7 +94,7 @@ export class WriteLoad {
     try {
       const res = await fetch(`${this.o.url}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(token), 'content-type': 'application/json' },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(10_000),
       });

@@ -4,6 +4,7 @@
  * days, and counts read whether or not they have been written yet.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { connect } from '../mcp/clients.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
@@ -48,7 +49,7 @@ describe('account tools', () => {
     h.app.inject({
       method: 'POST',
       url: `/api/v1/tools/${tool}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       payload: JSON.stringify(body),
     });
 

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/http/app.js';
 import type { AuditRecord } from '../../src/service/views.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { DataTool } from '../../src/tools/tool.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, KEY_SECRET, scratchServices } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -208,7 +209,7 @@ describe('admin API, audit trail', () => {
         h.app.inject({
           method: 'POST',
           url: '/admin/v1/accounts',
-          headers: { authorization: `Bearer ${key.key}` },
+          headers: { authorization: bearer(key.key) },
           payload: { name: 'Key holder' },
         }),
         401,
@@ -264,7 +265,7 @@ describe('admin API, audit trail', () => {
       h.app.inject({
         method: 'POST',
         url: `/api/v1/tools/${tool}`,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: '{}',
       });
     expect((await call('get_account')).statusCode).toBe(200);

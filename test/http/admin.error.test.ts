@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, scratchApp } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -77,7 +78,7 @@ describe('admin API, errors', () => {
       method: 'POST',
       url: '/admin/v1/accounts',
       headers: {
-        authorization: `Bearer ${'test-admin-token-0123456789'}`,
+        authorization: bearer('test-admin-token-0123456789'),
         'content-type': 'application/json',
       },
       payload: '{"name":',

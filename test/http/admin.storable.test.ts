@@ -5,6 +5,7 @@
  * both, never a 500, and nothing of it is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN } from '../helpers.js';
 import { type BackendApp, backends } from './admin.backends.js';
 import { admin } from './admin.test-helpers.js';
@@ -228,7 +229,7 @@ for (const backend of available) {
             method: c.method,
             url,
             headers: {
-              authorization: `Bearer ${ADMIN_TOKEN}`,
+              authorization: bearer(ADMIN_TOKEN),
               ...(c.body ? { 'content-type': 'application/json' } : {}),
             },
             ...(c.body ? { payload: JSON.stringify(c.body(`x${bad.text}y`)) } : {}),

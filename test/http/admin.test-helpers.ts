@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN } from '../helpers.js';
 
 /** Calls the admin API with an admin token (the harness's single token unless told). */
@@ -8,7 +9,7 @@ export function admin(h: { app: FastifyInstance }, token: string = ADMIN_TOKEN) 
       method,
       url: `/admin/v1${url}`,
       headers: {
-        authorization: `Bearer ${token}`,
+        authorization: bearer(token),
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),

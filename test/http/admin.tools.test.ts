@@ -1,5 +1,6 @@
 /** The admin API's tool catalogue and key verification: every route, its refusals, and its audit trail. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const tool = {
@@ -21,7 +22,7 @@ describe('admin API: tools and key verification', () => {
     h.app.inject({
       method,
       url: `/admin/v1${url}`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(ADMIN_TOKEN), 'content-type': 'application/json' },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
 
@@ -128,7 +129,7 @@ describe('admin API: tools and key verification', () => {
     const res = await h.app.inject({
       method: 'GET',
       url: '/admin/v1/tools',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(res.statusCode).toBe(401);
   });

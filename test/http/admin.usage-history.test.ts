@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UsageRow } from '../../src/domain/usage-history.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -128,7 +129,7 @@ describe('admin usage history', () => {
       const res = await h.app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: '{}',
       });
       expect(res.statusCode).toBe(200);
@@ -173,7 +174,7 @@ describe('admin usage history', () => {
     const withKey = await h.app.inject({
       method: 'GET',
       url: `/admin/v1/accounts/${accountId}/usage/history`,
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expectError(withKey, 401, 'invalid_admin_token');
     const none = await h.app.inject({ method: 'GET', url: `/admin/v1/accounts/${accountId}/usage/history` });
@@ -237,7 +238,7 @@ describe('admin plans as subscriptions', () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_billing',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       payload: '{}',
     });
     expect(res.json().results).toMatchObject({

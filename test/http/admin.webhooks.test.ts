@@ -1,6 +1,7 @@
 /** The admin API's webhooks: every route, its refusals, the secret shown once, and the audit trail. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** A public address written as an IP literal: no DNS needed, and not one the address guard refuses. */
@@ -17,7 +18,7 @@ describe('admin API: webhooks', () => {
     h.app.inject({
       method,
       url: `/admin/v1${url}`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(ADMIN_TOKEN), 'content-type': 'application/json' },
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
 

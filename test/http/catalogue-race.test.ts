@@ -4,6 +4,7 @@
  * upstream is not called for the calls beyond the requests left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, limits, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 
@@ -51,7 +52,7 @@ describe('300 concurrent calls on a fair-use limit of 100', () => {
     const calls = Array.from({ length: 300 }, (_, i) =>
       fetch(`${url}/api/v1/tools/search_things`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         body: JSON.stringify({ n: (i % 5) + 1 }),
       }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> })),
     );

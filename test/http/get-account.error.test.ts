@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const ERROR_SHAPE = {
@@ -41,7 +42,7 @@ describe('get_account, errors', () => {
     h.app.inject({
       method: 'POST',
       url,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      headers: { authorization: bearer(key), 'content-type': 'application/json', ...headers },
       ...(payload === undefined ? {} : { payload }),
     });
 
@@ -79,14 +80,14 @@ describe('get_account, errors', () => {
     const { keyId, key: revoked } = await accountWithKey(h.services, { name: 'Other' });
     await h.services.keys.revoke(keyId);
     const cases = [
-      `Bearer ${revoked}`,
-      'Bearer tg_AAAAAAAAAAA',
-      'Bearer tg_short',
-      'Bearer xx_AAAAAAAAAAA',
-      `Bearer ${key}x`,
+      bearer(revoked),
+      bearer('tg_AAAAAAAAAAA'),
+      bearer('tg_short'),
+      bearer('xx_AAAAAAAAAAA'),
+      `${bearer(key)}x`,
       `Basic ${key}`,
       key,
-      'Bearer tg_AAAAAAAAAA!',
+      bearer('tg_AAAAAAAAAA!'),
     ];
     const messages = new Set<string>();
     for (const authorization of cases) {
@@ -134,7 +135,7 @@ describe('get_account, errors', () => {
       const res = await withTool.app.inject({
         method: 'POST',
         url: '/api/v1/tools/explode',
-        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(k), 'content-type': 'application/json' },
         payload: '{}',
       });
       const body = expectError(res, 500, 'internal_error');
@@ -155,7 +156,7 @@ describe('the store is down', () => {
       app.inject({
         method: 'POST',
         url: `/admin/v1/accounts/${accountId}/usage`,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(ADMIN_TOKEN), 'content-type': 'application/json' },
         payload: { category: 'enrich', records: 1 },
       });
     const blocker = new Database(path);
@@ -173,7 +174,7 @@ describe('the store is down', () => {
       const read = await app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: bearer(key) },
       });
       expect(read.statusCode).toBe(200);
       expect(read.json().results.fair_use.enrich.records['5h'].used).toBe(0);
@@ -199,7 +200,7 @@ describe('the store is down', () => {
         .inject({
           method: 'POST',
           url: `/admin/v1/accounts/${accountId}/usage`,
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          headers: { authorization: bearer(ADMIN_TOKEN) },
           payload: { category: 'enrich', records: 2 },
         })
         .finally(() => {
@@ -209,7 +210,7 @@ describe('the store is down', () => {
       const read = await app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: bearer(key) },
       });
       expect(read.statusCode).toBe(200);
       expect(writeDone).toBe(false);
@@ -230,7 +231,7 @@ describe('the store is down', () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ ...ERROR_SHAPE, code: 'unavailable' });

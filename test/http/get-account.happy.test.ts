@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp, T0 } from '../helpers.js';
 
 const call = (
@@ -11,7 +12,7 @@ const call = (
     method: 'POST',
     url: '/api/v1/tools/get_account',
     headers: {
-      authorization: `Bearer ${key}`,
+      authorization: bearer(key),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       ...headers,
     },

@@ -8,6 +8,7 @@ import { Value } from 'typebox/value';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getAccountResponse } from '../../src/service/views.js';
 import { getAccount } from '../../src/tools/get-account.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 describe('get_account bodies against the declared response schema', () => {
@@ -24,7 +25,7 @@ describe('get_account bodies against the declared response schema', () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       payload: '{}',
     });
     expect(res.statusCode).toBe(200);

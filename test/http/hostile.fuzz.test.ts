@@ -15,6 +15,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
+import { bearer } from '../calls.js';
 import {
   type Answer,
   assertNotPolluted,
@@ -120,7 +121,7 @@ function isValidGetAccount(spec: RequestSpec, req: Materialized): boolean {
     (type === 'application/json' &&
       (req.payload === undefined || ['{}', '', ' ', '{ }', '\n{}\n'].includes(String(req.payload)))) ||
     (type === undefined && req.payload === undefined);
-  return isGetAccountCall(req) && spec.cred.value === 'Bearer {{KEY}}' && spec.extra.length === 0 && plain;
+  return isGetAccountCall(req) && spec.cred.value === bearer('{{KEY}}') && spec.extra.length === 0 && plain;
 }
 
 describe('hostile input, in process', () => {
@@ -204,7 +205,7 @@ describe('hostile input, in process', () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${secrets.key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(secrets.key), 'content-type': 'application/json' },
       payload: '{}',
     });
     expect(res.statusCode).toBe(200);
@@ -213,7 +214,7 @@ describe('hostile input, in process', () => {
     const again = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${fresh.key}` },
+      headers: { authorization: bearer(fresh.key) },
     });
     expect(again.statusCode).toBe(200);
     expect(again.json().results.name).toBe('After the storm');
@@ -342,7 +343,7 @@ describe('hostile bytes, on a real socket', () => {
   it('afterwards a valid get_account is answered over the socket', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/tools/get_account`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${secrets.key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(secrets.key), 'content-type': 'application/json' },
       body: '{}',
     });
     expect(res.status).toBe(200);

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DataTool } from '../../src/tools/tool.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** Test-only tools: an enrich tool returning `count` records at 1 token each, and a search tool. */
@@ -62,7 +63,7 @@ describe('metered tools', () => {
     h.app.inject({
       method: 'POST',
       url: `/api/v1/tools/${tool}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       payload: JSON.stringify(body),
     });
   const state = async (accountId: string) => {
@@ -192,7 +193,7 @@ describe('metered tools', () => {
     await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(await state(accountId)).toEqual(before);
   });

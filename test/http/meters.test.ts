@@ -7,6 +7,7 @@
 import { Value } from 'typebox/value';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getAccount } from '../../src/tools/get-account.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { admin } from './admin.test-helpers.js';
@@ -65,7 +66,7 @@ describe("meters of the operator's own", () => {
     const res = await h.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       payload: '{}',
     });
     const body = res.json();
@@ -162,7 +163,7 @@ describe("meters of the operator's own", () => {
       h.app.inject({
         method: 'POST',
         url: '/api/v1/tools/scrape_pages',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: JSON.stringify({ n }),
       });
     const hit = await call(3);

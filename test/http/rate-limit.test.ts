@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, accountWithKey, type Harness, scratchServices } from '../helpers.js';
 
 describe('rate limits on the tools API', () => {
@@ -25,7 +26,7 @@ describe('rate limits on the tools API', () => {
     a.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, ...headers },
+      headers: { authorization: bearer(key), ...headers },
       remoteAddress,
     });
 
@@ -62,7 +63,7 @@ describe('rate limits on the tools API', () => {
     const unknown = await a.inject({
       method: 'POST',
       url: '/api/v1/tools/nope',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers.ratelimit).toBe('"per-key";r=1;t=1');
@@ -139,7 +140,7 @@ describe('rate limits on the tools API', () => {
       a.inject({
         method: 'GET',
         url: '/admin/v1/plans',
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: bearer(token) },
         remoteAddress,
       });
     const statuses: number[] = [];
@@ -161,7 +162,7 @@ describe('rate limits on the tools API', () => {
       const res = await a.inject({
         method: 'GET',
         url: '/admin/v1/plans',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        headers: { authorization: bearer(ADMIN_TOKEN) },
       });
       expect(res.statusCode).toBe(200);
     }

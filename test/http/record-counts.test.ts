@@ -6,6 +6,7 @@
  * nothing is consumed or charged, never counted as 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { type BackendApp, backends } from './admin.backends.js';
 import { admin } from './admin.test-helpers.js';
@@ -71,7 +72,7 @@ for (const backend of await backends()) {
       h.app.inject({
         method: 'POST',
         url: '/api/v1/tools/count_things',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: JSON.stringify({ case: which }),
       });
     const standing = async () => {

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/domain/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import { SharedKeyLimiter } from '../../src/http/shared-rate-limit.js';
+import { bearer } from '../calls.js';
 import { accountWithKey, type Harness, scratchServices } from '../helpers.js';
 import { REDIS_URL, redisAvailable } from '../redis.js';
 
@@ -64,7 +65,7 @@ async function server(h: Harness, url: string, opts: { failOpen?: boolean; limit
       await app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: '{}',
       })
     ).statusCode;
@@ -227,7 +228,7 @@ describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared throug
     const refused = await closed.app.inject({
       method: 'POST',
       url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: bearer(key) },
     });
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'unavailable' });

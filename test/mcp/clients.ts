@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { bearer } from '../calls.js';
 
 export interface McpResult {
   isError?: boolean;
@@ -31,7 +32,7 @@ export const LINES: readonly ClientLine[] = ['v1', 'v2'];
 
 export async function connect(line: ClientLine, baseUrl: string, key: string): Promise<McpClient> {
   const url = new URL(`${baseUrl}/mcp`);
-  const requestInit = { headers: { Authorization: `Bearer ${key}` } };
+  const requestInit = { headers: { Authorization: bearer(key) } };
   if (line === 'v1') {
     const client = new V1Client({ name: 'toolgate-test-v1', version: '1.0.0' });
     const transport = new V1Transport(url, { requestInit });

@@ -17,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { hotMessage, LEGACY_VERSIONS, META_KEYS } from '../../src/mcp/hot-messages.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const BOTH = 'application/json, text/event-stream';
@@ -188,7 +189,7 @@ describe('MCP hot path and SDK answer alike', () => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: BOTH,
-      authorization: `Bearer ${keys.get(url)}`,
+      authorization: bearer(keys.get(url)),
     };
     for (const [name, value] of Object.entries(c.headers ?? {})) {
       if (value === undefined) delete headers[name];

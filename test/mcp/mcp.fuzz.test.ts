@@ -15,6 +15,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import {
   type Answer,
   assertNotPolluted,
@@ -263,7 +264,7 @@ describe('/mcp, hostile input in process', () => {
   it('afterwards tools/list is answered for the caller, in both eras, and nothing was polluted', async () => {
     assertNotPolluted(PROTOTYPES);
     const headers = {
-      authorization: `Bearer ${secrets.key}`,
+      authorization: bearer(secrets.key),
       'content-type': 'application/json',
       accept: ACCEPT,
     };
@@ -360,7 +361,7 @@ describe('/mcp, hostile input on a real socket', () => {
     const head = [
       'POST /mcp HTTP/1.1',
       'Connection: close',
-      `Authorization: Bearer ${secrets.key}`,
+      `Authorization: ${bearer(secrets.key)}`,
       ...lines,
     ];
     const ex = await exchange(
@@ -400,7 +401,7 @@ describe('/mcp, hostile input on a real socket', () => {
     const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${secrets.key}`,
+        authorization: bearer(secrets.key),
         'content-type': 'application/json',
         accept: ACCEPT,
         ...modernHeaders('tools/list'),

@@ -3,6 +3,7 @@
  * tools, answers, limits and balances as the HTTP route.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { connect, LINES, type McpClient } from './clients.js';
@@ -56,7 +57,7 @@ for (const line of LINES) {
       h.app.inject({
         method: 'POST',
         url: `/api/v1/tools/${tool}`,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         payload: JSON.stringify(body),
       });
 

@@ -3,6 +3,7 @@
  * and oversized bodies, batches, and one rate-limit budget per key shared with the HTTP route.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { connect } from './clients.js';
 
@@ -25,7 +26,7 @@ describe('/mcp over raw HTTP', () => {
         'content-type': 'application/json',
         accept: ACCEPT,
         'mcp-protocol-version': LEGACY_VERSION,
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(key ? { authorization: bearer(key) } : {}),
         ...headers,
       },
       body,
@@ -110,7 +111,7 @@ describe('/mcp over raw HTTP', () => {
       const res = await h.app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: bearer(key) },
       });
       expect(res.statusCode).toBe(200);
     }
@@ -124,7 +125,7 @@ describe('/mcp over raw HTTP', () => {
       const overHttp = await h.app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: bearer(key) },
       });
       expect(overHttp.statusCode).toBe(429);
     } finally {

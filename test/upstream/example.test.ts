@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { ROOT, type ServerProcess, startServer } from '../e2e/process.js';
 import { scratchDir } from '../helpers.js';
@@ -93,7 +94,7 @@ describe("the README's example", () => {
     const call = (tool: string, body: unknown) =>
       fetch(`${server!.url}/api/v1/tools/${tool}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const people = await call('search_people', { title: 'CTO', limit: 3 });

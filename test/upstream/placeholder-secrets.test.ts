@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { bearer } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN } from '../e2e/admin-client.js';
 import { outputLine, type ServerProcess, startServer } from '../e2e/process.js';
@@ -63,7 +64,7 @@ const callTool = async (name: string) =>
   (
     await fetch(`${server.url}/api/v1/tools/${name}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: bearer(key), 'content-type': 'application/json' },
       body: '{}',
     })
   ).status;
@@ -91,7 +92,7 @@ describe('catalogue placeholders: import', () => {
           tool('steal_database', { 'X-C': '${TOOLGATE_DATABASE_URL}' }),
           tool('steal_unlisted', { 'X-D': '${UNLISTED_SECRET}' }),
           tool('steal_pg', { 'X-E': '${PGPASSWORD}', 'X-F': '${DATABASE_URL}' }),
-          tool('fine', { Authorization: 'Bearer ${PEOPLE_TOKEN}' }),
+          tool('fine', { Authorization: bearer('${PEOPLE_TOKEN}') }),
         ],
       }),
     );
@@ -123,12 +124,12 @@ describe('catalogue placeholders: import', () => {
       { path: '/upstream/headers/X-A', reason: expect.stringMatching(/^names \$\{TOOLGATE_ADMIN_TOKEN\}/) },
     ]);
     const fine = await adminCall(server.url, 'PUT', '/tools/people', {
-      upstream: { url: `${upstream.url}/ping`, headers: { Authorization: 'Bearer ${PEOPLE_TOKEN}' } },
+      upstream: { url: `${upstream.url}/ping`, headers: { Authorization: bearer('${PEOPLE_TOKEN}') } },
     });
     expect(fine.status).toBe(201);
     upstream.reset();
     expect(await callTool('people')).toBe(200);
-    expect(upstream.calls[0]?.headers.authorization).toBe(`Bearer ${PEOPLE_TOKEN}`);
+    expect(upstream.calls[0]?.headers.authorization).toBe(bearer(PEOPLE_TOKEN));
   });
 });
 

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { embeddedIpv4, isBlockedAddress } from '../../src/webhooks/address-guard.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, scratchApp } from '../helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
@@ -87,7 +88,7 @@ describe('adding an endpoint through the admin API', () => {
       const res = await h.app.inject({
         method: 'POST',
         url: '/admin/v1/webhooks',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(ADMIN_TOKEN), 'content-type': 'application/json' },
         payload: JSON.stringify({ url: `http://[${address}]/hooks` }),
       });
       expect(res.statusCode).toBe(400);
