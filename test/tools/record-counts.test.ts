@@ -6,10 +6,10 @@
  * nothing is consumed or charged, never counted as 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer } from '../calls.js';
+import { callTool } from '../calls.js';
+import { type BackendApp, backends } from '../http/admin.backends.js';
+import { admin } from '../http/admin.test-helpers.js';
 import { startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
-import { type BackendApp, backends } from './admin.backends.js';
-import { admin } from './admin.test-helpers.js';
 
 /** The upstream's answer, as text (so numbers JSON.stringify would rewrite go out as written), by case. */
 const ANSWERS: Record<string, string> = {
@@ -68,13 +68,7 @@ for (const backend of await backends()) {
       await upstream?.close();
     });
 
-    const call = (which: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/count_things',
-        headers: { authorization: bearer(key), 'content-type': 'application/json' },
-        payload: JSON.stringify({ case: which }),
-      });
+    const call = (which: string) => callTool(h.app, key, 'count_things', { case: which });
     const standing = async () => {
       const body = (await admin(h).get(`/accounts/${account}`)).json();
       return { balance: body.token_balance, enrich: body.fair_use.enrich };
@@ -84,7 +78,7 @@ for (const backend of await backends()) {
       it(`${which} at the records pointer: 502 upstream_error, nothing consumed or charged`, async () => {
         const before = await standing();
         const res = await call(which);
-        expect(res.statusCode, res.body).toBe(502);
+        expect(res.statusCode, res.text).toBe(502);
         expect(res.json()).toMatchObject({ status: 'error', code: 'upstream_error' });
         expect(await standing()).toEqual(before);
       });
@@ -93,7 +87,7 @@ for (const backend of await backends()) {
     it('2^53 - 1 at the records pointer is a count, which fair use refuses (429), nothing consumed or charged', async () => {
       const before = await standing();
       const res = await call('2^53 - 1');
-      expect(res.statusCode, res.body).toBe(429);
+      expect(res.statusCode, res.text).toBe(429);
       expect(res.json()).toMatchObject({ code: 'fair_use_exceeded' });
       expect(await standing()).toEqual(before);
     });
@@ -102,7 +96,7 @@ for (const backend of await backends()) {
       it(`${which} at the records pointer counts ${records}`, async () => {
         const before = await standing();
         const res = await call(which);
-        expect(res.statusCode, res.body).toBe(200);
+        expect(res.statusCode, res.text).toBe(200);
         expect(res.json().metadata.tokens_charged).toBe(1 + records);
         const after = await standing();
         expect(after.balance).toBe(before.balance - 1 - records);

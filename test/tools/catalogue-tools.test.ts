@@ -5,7 +5,7 @@
  * never reaches the upstream.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer } from '../calls.js';
+import { bearer, callTool } from '../calls.js';
 import { type AppHarness, accountOnPlan, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 
@@ -90,13 +90,7 @@ describe('catalogue tools', () => {
   });
   afterEach(async () => h.close());
 
-  const call = (key: string, tool: string, body: unknown) =>
-    h.app.inject({
-      method: 'POST',
-      url: `/api/v1/tools/${tool}`,
-      headers: { authorization: bearer(key), 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
+  const call = (key: string, tool: string, body: unknown) => callTool(h.app, key, tool, body);
   const account = async (id: string) => {
     const a = await h.services.accounts.get(id);
     if (!a.ok) throw new Error('no account');
@@ -312,7 +306,7 @@ describe('catalogue tools', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     // Written in as it came (the big integer keeps its digits), and the whole answer is JSON.
-    expect(res.body).toBe(
+    expect(res.text).toBe(
       `{"results":${written},"status":"ok","metadata":{"page":1,"tokens_charged":0,"tokens_remaining":5}}`,
     );
     expect(res.json().results[0].name).toBe('é"}');
