@@ -37,19 +37,21 @@ export interface CallInit {
   headers?: Record<string, string>;
   /** A raw body instead of `JSON.stringify(args)`. */
   rawBody?: string;
+  /** The client's address, on an app (inject) only. */
+  remoteAddress?: string;
 }
 
 export interface CallResult {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The body as text. */
-  text: string;
-  /** The body parsed as JSON, or `undefined` when it is not JSON. */
-  body: any;
-  /** `body`, as an inject response's `json()` gives it (for tests written against inject). */
-  json(): any;
-  /** `status`, under inject's name. */
+  /** `status`, under inject's name (the tests were written against inject). */
   statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body as text, as inject's `body`. */
+  body: string;
+  /** The body parsed as JSON, or `undefined` when it is not JSON. */
+  data: any;
+  /** The body parsed as JSON; throws when it is not, as inject's `json()`. */
+  json(): any;
 }
 
 function baseUrl(target: number | string): string {
@@ -71,7 +73,7 @@ export async function send(
   method: string,
   path: string,
   payload?: unknown,
-  init: { headers?: Record<string, string>; raw?: string } = {},
+  init: { headers?: Record<string, string>; raw?: string; remoteAddress?: string } = {},
 ): Promise<CallResult> {
   const body = init.raw ?? (payload === undefined ? undefined : JSON.stringify(payload));
   const headers: Record<string, string> = {
@@ -83,6 +85,7 @@ export async function send(
   let text: string;
   let outHeaders: Record<string, string | string[] | undefined>;
   if (typeof target === 'number' || typeof target === 'string') {
+    if (init.remoteAddress !== undefined) throw new Error('remoteAddress is for an app (inject) only');
     const res = await fetch(`${baseUrl(target)}${path}`, {
       method,
       headers,
@@ -98,18 +101,18 @@ export async function send(
       url: path,
       headers,
       ...(body === undefined ? {} : { payload: body }),
+      ...(init.remoteAddress === undefined ? {} : { remoteAddress: init.remoteAddress }),
     });
     status = res.statusCode;
     text = res.body;
     outHeaders = res.headers as Record<string, string | string[] | undefined>;
   }
-  const parsed = parse(text);
   return {
     status,
     statusCode: status,
     headers: outHeaders,
-    text,
-    body: parsed,
+    body: text,
+    data: parse(text),
     json: () => JSON.parse(text),
   };
 }
@@ -128,11 +131,12 @@ export function callTool(
   return send(target, key, init.method ?? 'POST', `/api/v1/tools/${name}`, args, {
     ...(init.headers ? { headers: init.headers } : {}),
     ...(init.rawBody !== undefined ? { raw: init.rawBody } : {}),
+    ...(init.remoteAddress !== undefined ? { remoteAddress: init.remoteAddress } : {}),
   });
 }
 
 /** The admin API (`/admin/v1…`) with an admin token (the test admin token unless told). */
-export function adminApi(target: CallTarget, token: string = ADMIN_TOKEN) {
+export function admin(target: CallTarget, token: string = ADMIN_TOKEN) {
   const call = (method: string, url: string, payload?: unknown) =>
     send(target, token, method, `/admin/v1${url}`, payload);
   return {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer } from '../calls.js';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp, T0 } from '../helpers.js';
 
 const call = (
@@ -8,15 +8,9 @@ const call = (
   body: string | undefined = '{}',
   headers: Record<string, string> = {},
 ) =>
-  h.app.inject({
-    method: 'POST',
-    url: '/api/v1/tools/get_account',
-    headers: {
-      authorization: bearer(key),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    ...(body === undefined ? {} : { payload: body }),
+  callTool(h.app, key, 'get_account', undefined, {
+    headers,
+    ...(body === undefined ? {} : { rawBody: body }),
   });
 
 describe('get_account, happy paths', () => {

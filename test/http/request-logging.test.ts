@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { AccountTool } from '../../src/tools/tool.js';
-import { bearer } from '../calls.js';
+import { callTool } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 /** Test-only tools: one that logs a warning and answers, one that throws. */
@@ -46,12 +46,7 @@ describe('request logging', () => {
       tools: [...TOOLS, noisy, broken],
     });
     const call = async (tool: string) => {
-      const res = await app.inject({
-        method: 'POST',
-        url: `/api/v1/tools/${tool}`,
-        headers: { authorization: bearer(key) },
-        payload: {},
-      });
+      const res = await callTool(app, key, tool, {});
       return { status: res.statusCode, id: String(res.headers['x-request-id']) };
     };
     return { app, lines, call };

@@ -7,7 +7,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import type { DataTool } from '../../src/tools/tool.js';
-import { bearer } from '../calls.js';
+import { admin, bearer, callTool, send } from '../calls.js';
 import { exchange } from '../fuzz/raw-http.js';
 import {
   ADMIN_TOKEN,
@@ -75,11 +75,7 @@ describe('errors outside the routes keep the JSON shape', () => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json().code).toBe('missing_api_key');
     const { key } = await accountWithKey(h.services);
-    const known = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/no_such_tool',
-      headers: { authorization: bearer(key) },
-    });
+    const known = await callTool(h.app, key, 'no_such_tool');
     expect(known.json().code).toBe('unknown_tool');
   });
 
@@ -95,22 +91,13 @@ describe('errors outside the routes keep the JSON shape', () => {
 
   it('takes an absent body as {} on the admin API too', async () => {
     const { accountId } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/admin/v1/accounts/${accountId}/keys`,
-      headers: { authorization: bearer(ADMIN_TOKEN) },
-    });
+    const res = await send(h.app, ADMIN_TOKEN, 'POST', `/admin/v1/accounts/${accountId}/keys`);
     expect(res.statusCode).toBe(201);
   });
 
   it('names the unknown category in a usage refusal', async () => {
     const { accountId } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/admin/v1/accounts/${accountId}/usage`,
-      headers: { authorization: bearer(ADMIN_TOKEN) },
-      payload: { category: 'browse' },
-    });
+    const res = await admin(h.app, ADMIN_TOKEN).post(`/accounts/${accountId}/usage`, { category: 'browse' });
     expect(res.json()).toMatchObject({
       code: 'invalid_arguments',
       message: expect.stringContaining('browse'),
@@ -134,13 +121,7 @@ describe('errors outside the routes keep the JSON shape', () => {
 
   it('refuses JSON nested deeper than 32 levels before parsing it, deep as it may be', async () => {
     const { key } = await accountWithKey(h.services);
-    const post = (payload: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: bearer(key), 'content-type': 'application/json' },
-        payload,
-      });
+    const post = (payload: string) => callTool(h.app, key, 'get_account', undefined, { rawBody: payload });
     const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     expect((await post(nested(32))).json().code).toBe('invalid_arguments');
     for (const deep of [

@@ -30,6 +30,22 @@ export interface McpClient {
 export type ClientLine = 'v1' | 'v2';
 export const LINES: readonly ClientLine[] = ['v1', 'v2'];
 
+/** One tool call over MCP with `key`: a client of `line` (v2 unless told) connected, the call, closed. */
+export async function callMcpTool(
+  baseUrl: string,
+  key: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  line: ClientLine = 'v2',
+): Promise<McpResult> {
+  const client = await connect(line, baseUrl, key);
+  try {
+    return await client.callTool(name, args);
+  } finally {
+    await client.close();
+  }
+}
+
 export async function connect(line: ClientLine, baseUrl: string, key: string): Promise<McpClient> {
   const url = new URL(`${baseUrl}/mcp`);
   const requestInit = { headers: { Authorization: bearer(key) } };

@@ -14,7 +14,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { bearer } from '../calls.js';
+import { authHeaders, bearer } from '../calls.js';
 import { ADMIN_TOKEN, KEY_SECRET, scratchApp, T0 } from '../helpers.js';
 import { POSTGRES_URL, scratchSchemaName } from '../postgres.js';
 
@@ -239,7 +239,7 @@ export async function httpReference(
       conn.pool,
       owners.map((k) => ({
         path: '/api/v1/tools/get_account',
-        headers: { authorization: bearer(k.key), 'content-type': 'application/json' },
+        headers: authHeaders(k.key, {}, true),
         body: '{}',
       })),
     );

@@ -306,7 +306,7 @@ describe('catalogue tools', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     // Written in as it came (the big integer keeps its digits), and the whole answer is JSON.
-    expect(res.text).toBe(
+    expect(res.body).toBe(
       `{"results":${written},"status":"ok","metadata":{"page":1,"tokens_charged":0,"tokens_remaining":5}}`,
     );
     expect(res.json().results[0].name).toBe('é"}');

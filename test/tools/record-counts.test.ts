@@ -78,7 +78,7 @@ for (const backend of await backends()) {
       it(`${which} at the records pointer: 502 upstream_error, nothing consumed or charged`, async () => {
         const before = await standing();
         const res = await call(which);
-        expect(res.statusCode, res.text).toBe(502);
+        expect(res.statusCode, res.body).toBe(502);
         expect(res.json()).toMatchObject({ status: 'error', code: 'upstream_error' });
         expect(await standing()).toEqual(before);
       });
@@ -87,7 +87,7 @@ for (const backend of await backends()) {
     it('2^53 - 1 at the records pointer is a count, which fair use refuses (429), nothing consumed or charged', async () => {
       const before = await standing();
       const res = await call('2^53 - 1');
-      expect(res.statusCode, res.text).toBe(429);
+      expect(res.statusCode, res.body).toBe(429);
       expect(res.json()).toMatchObject({ code: 'fair_use_exceeded' });
       expect(await standing()).toEqual(before);
     });
@@ -96,7 +96,7 @@ for (const backend of await backends()) {
       it(`${which} at the records pointer counts ${records}`, async () => {
         const before = await standing();
         const res = await call(which);
-        expect(res.statusCode, res.text).toBe(200);
+        expect(res.statusCode, res.body).toBe(200);
         expect(res.json().metadata.tokens_charged).toBe(1 + records);
         const after = await standing();
         expect(after.balance).toBe(before.balance - 1 - records);

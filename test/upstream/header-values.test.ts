@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { serveCatalogue } from '../../src/tools/catalogue.js';
-import { bearer } from '../calls.js';
+import { bearer, callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from './test-upstream.js';
 
@@ -35,13 +35,7 @@ afterEach(async () => {
   upstream.reset();
 });
 
-const call = async (app: AppHarness, key: string, tool: string) =>
-  app.app.inject({
-    method: 'POST',
-    url: `/api/v1/tools/${tool}`,
-    headers: { authorization: bearer(key), 'content-type': 'application/json' },
-    payload: '{}',
-  });
+const call = async (app: AppHarness, key: string, tool: string) => callTool(app.app, key, tool, {});
 
 describe('header values written in the catalogue', () => {
   it.each(UNSENDABLE)('one holding %s is refused at import, naming the header', async (_what, value) => {
