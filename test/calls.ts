@@ -39,6 +39,8 @@ export interface CallInit {
   rawBody?: string;
   /** The client's address, on an app (inject) only. */
   remoteAddress?: string;
+  /** Aborts the call (fetch only). */
+  signal?: AbortSignal;
 }
 
 export interface CallResult {
@@ -73,7 +75,7 @@ export async function send(
   method: string,
   path: string,
   payload?: unknown,
-  init: { headers?: Record<string, string>; raw?: string; remoteAddress?: string } = {},
+  init: { headers?: Record<string, string>; raw?: string; remoteAddress?: string; signal?: AbortSignal } = {},
 ): Promise<CallResult> {
   const body = init.raw ?? (payload === undefined ? undefined : JSON.stringify(payload));
   const headers: Record<string, string> = {
@@ -90,6 +92,7 @@ export async function send(
       method,
       headers,
       ...(body === undefined ? {} : { body }),
+      ...(init.signal ? { signal: init.signal } : {}),
     });
     status = res.status;
     text = await res.text();
@@ -132,6 +135,7 @@ export function callTool(
     ...(init.headers ? { headers: init.headers } : {}),
     ...(init.rawBody !== undefined ? { raw: init.rawBody } : {}),
     ...(init.remoteAddress !== undefined ? { remoteAddress: init.remoteAddress } : {}),
+    ...(init.signal ? { signal: init.signal } : {}),
   });
 }
 

@@ -1,5 +1,5 @@
 /** Talking to a real server over HTTP, for the end-to-end tests: its admin API, and get_account. */
-import { bearer } from '../calls.js';
+import { bearer, send } from '../calls.js';
 export const E2E_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 
 export async function adminCall(
@@ -8,15 +8,8 @@ export async function adminCall(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${baseUrl}/admin/v1${path}`, {
-    method,
-    headers: {
-      authorization: bearer(E2E_ADMIN_TOKEN),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
+  const res = await send(baseUrl, E2E_ADMIN_TOKEN, method, `/admin/v1${path}`, body);
+  return { status: res.status, body: res.json() };
 }
 
 /** A plan whose enrich windows are all `limit`, search windows large. */
