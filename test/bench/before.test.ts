@@ -4,12 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { beforeCommit, METERS, OAUTH } from '../../bench/lib/before.js';
 import { targetRows } from '../../bench/lib/doc-table.js';
 import { METERS_COST_ID, METERS_COST_TARGET } from '../../bench/scenarios/meters-cost.js';
+import { gitHistoryAvailable } from '../git-history.js';
 
 const repo = process.cwd();
 const git = (...args: string[]) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' });
 const has = (commit: string, path: string) => git('cat-file', '-e', `${commit}:${path}`).status === 0;
+/** The before builds are found in the history: a copy without it skips them, loudly. */
+const noHistory = !gitHistoryAvailable(
+  repo,
+  'The tests of the bench\'s "before" builds (test/bench/before.test.ts)',
+);
 
-describe('the build before the meters', () => {
+describe.skipIf(noHistory)('the build before the meters', () => {
   it('is the last commit without migration 009, whose child adds it', () => {
     const before = beforeCommit(METERS, {}, repo);
     expect(before).toMatch(/^[0-9a-f]{40}$/);
@@ -28,7 +34,7 @@ describe('the build before the meters', () => {
   });
 });
 
-describe('the build before OAuth', () => {
+describe.skipIf(noHistory)('the build before OAuth', () => {
   it('is the last commit without migration 012, whose child adds it; TOOLGATE_BENCH_BEFORE_OAUTH names another', () => {
     const before = beforeCommit(OAUTH, {}, repo);
     expect(has(before, 'src/store/migrations/012-oauth.ts')).toBe(false);

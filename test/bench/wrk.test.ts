@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadRequest } from '../../bench/lib/load.js';
 import { luaString, parseWrkOutput, runWrk, wrkVersion } from '../../bench/lib/wrk.js';
+import { bearer } from '../calls.js';
 
 interface Seen {
   method: string;
@@ -82,11 +83,11 @@ describe.skipIf(wrkVersion() === null)('runWrk', () => {
       {
         method: 'POST',
         path: '/a',
-        headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
+        headers: { authorization: bearer('k1'), 'content-type': 'application/json' },
         body: '{"x":"é \\"q\\""}',
         slot: 0,
       },
-      { method: 'POST', path: '/b?n=1', headers: { authorization: 'Bearer k2' }, body: '{}', slot: 1 },
+      { method: 'POST', path: '/b?n=1', headers: { authorization: bearer('k2') }, body: '{}', slot: 1 },
       { method: 'GET', path: '/refuse', headers: { 'x-note': 'three' }, slot: 2 },
     ];
     const sample = await runWrk(url, requests, { connections: 1, duration: 1 });

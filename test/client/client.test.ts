@@ -2,6 +2,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { type GetAccountResponse, ToolgateClient, ToolgateError } from '../../src/client/index.js';
 import type { GetAccountResponse as ServerGetAccountResponse } from '../../src/service/views.js';
+import { bearer } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 let h: AppHarness;
@@ -82,7 +83,7 @@ describe('ToolgateClient', () => {
     expect(init.method).toBe('POST');
     expect(init.body).toBe('{}');
     const headers = new Headers(init.headers);
-    expect(headers.get('authorization')).toBe(`Bearer ${key}`);
+    expect(headers.get('authorization')).toBe(bearer(key));
     expect(headers.get('content-type')).toBe('application/json');
   });
 

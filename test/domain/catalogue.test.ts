@@ -14,6 +14,7 @@ import {
   tokenCost,
 } from '../../src/domain/catalogue.js';
 import { countRecords, expectedRecords, pointerGet } from '../../src/domain/json-pointer.js';
+import { bearer } from '../calls.js';
 
 const example = {
   name: 'search_people',
@@ -27,7 +28,7 @@ const example = {
   upstream: {
     url: 'http://10.0.0.5:9000/search_people',
     timeout_ms: 30000,
-    headers: { Authorization: 'Bearer ${PEOPLE_API_TOKEN}' },
+    headers: { Authorization: bearer('${PEOPLE_API_TOKEN}') },
   },
   metering: {
     category: 'search',
@@ -265,11 +266,11 @@ describe('upstream headers', () => {
           'Bad Name': 'v',
           'X-Ok': 'a\r\nInjected: 1',
           'X-Esc': 'a\u001b[31mb',
-          'X-Bom': '\ufeffBearer x',
+          'X-Bom': `\ufeff${bearer('x')}`,
           'X-Surrogate': 'a\ud800b',
           'X-Long': 'x'.repeat(8193),
           'X-Num': 5 as unknown as string,
-          'X-Broken': 'Bearer ${TOKEN',
+          'X-Broken': bearer('${TOKEN'),
           'X-Empty': '${}',
           'X-Digit': '${1ABC}',
           'x-ok': 'again',
@@ -301,7 +302,7 @@ describe('upstream headers', () => {
 
   it('lists the placeholders, once each, and accepts a literal $', () => {
     const tool = withHeaders({
-      Authorization: 'Bearer ${TOKEN}',
+      Authorization: bearer('${TOKEN}'),
       'X-Pair': '${USER}:${_PASS2}@${TOKEN}',
       'X-Price': 'costs $5 or $ {x} or $$',
     });
@@ -316,11 +317,11 @@ describe('upstream headers', () => {
   });
 
   it('resolves placeholders from the environment, or lists the missing ones', () => {
-    const tool = withHeaders({ Authorization: 'Bearer ${TOKEN}', 'X-Pair': '${USER}:${PASS}/${USER}' });
+    const tool = withHeaders({ Authorization: bearer('${TOKEN}'), 'X-Pair': '${USER}:${PASS}/${USER}' });
     expect(headerVariables(tool)).toEqual(['TOKEN', 'USER', 'PASS']);
     expect(resolveHeaders(tool, { TOKEN: 't0k', USER: 'ann', PASS: 'p$1' }, ALLOWED)).toEqual({
       ok: true,
-      headers: { Authorization: 'Bearer t0k', 'X-Pair': 'ann:p$1/ann' },
+      headers: { Authorization: bearer('t0k'), 'X-Pair': 'ann:p$1/ann' },
     });
     expect(resolveHeaders(tool, { USER: 'ann' }, ALLOWED)).toEqual({
       ok: false,

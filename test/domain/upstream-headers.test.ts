@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
 import { parseTool } from '../../src/domain/catalogue.js';
 import { allowedVariables, isOwnVariable, resolveHeaderValues } from '../../src/domain/upstream-headers.js';
+import { bearer } from '../calls.js';
 
 describe('variables holding what a header cannot carry', () => {
   it.each([
@@ -16,7 +17,7 @@ describe('variables holding what a header cannot carry', () => {
     ['DEL', 't0k\u007f'],
     ['non-ASCII', 'caf\u00e9'],
   ])('a variable holding %s is named as unusable, never substituted', (_what, value) => {
-    const headers = { Authorization: 'Bearer ${TOKEN}', 'X-User': '${USER}' };
+    const headers = { Authorization: bearer('${TOKEN}'), 'X-User': '${USER}' };
     expect(
       resolveHeaderValues(headers, { TOKEN: value, USER: 'ann' }, allowedVariables(['TOKEN', 'USER'])),
     ).toEqual({
@@ -34,12 +35,12 @@ describe('placeholders and TOOLGATE_UPSTREAM_ENV', () => {
   };
 
   it('refuses a variable TOOLGATE_UPSTREAM_ENV does not list, naming it and the fix', () => {
-    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, [])).toEqual([
+    expect(headerProblems({ Authorization: bearer('${CRM_TOKEN}') }, [])).toEqual([
       '/upstream/headers/Authorization: names ${CRM_TOKEN}, which TOOLGATE_UPSTREAM_ENV does not list: add it there (comma-separated names, for example TOOLGATE_UPSTREAM_ENV=CRM_TOKEN) where the catalogue is imported and on every server',
     ]);
-    expect(headerProblems({ Authorization: 'Bearer ${CRM_TOKEN}' }, ['CRM_TOKEN', 'OTHER'])).toEqual([]);
+    expect(headerProblems({ Authorization: bearer('${CRM_TOKEN}') }, ['CRM_TOKEN', 'OTHER'])).toEqual([]);
     // Names are exact: another case is another variable.
-    expect(headerProblems({ Authorization: 'Bearer ${crm_token}' }, ['CRM_TOKEN'])).toHaveLength(1);
+    expect(headerProblems({ Authorization: bearer('${crm_token}') }, ['CRM_TOKEN'])).toHaveLength(1);
   });
 
   it.each([
@@ -77,9 +78,9 @@ describe('placeholders and TOOLGATE_UPSTREAM_ENV', () => {
     expect(
       resolveHeaderValues({ 'X-A': '${TOOLGATE_ADMIN_TOKEN}', 'X-B': '${OTHER}${CRM_TOKEN}' }, env, allowed),
     ).toEqual({ ok: false, reason: 'not_allowed', names: ['TOOLGATE_ADMIN_TOKEN', 'OTHER'] });
-    expect(resolveHeaderValues({ 'X-B': 'Bearer ${CRM_TOKEN}' }, env, allowed)).toEqual({
+    expect(resolveHeaderValues({ 'X-B': bearer('${CRM_TOKEN}') }, env, allowed)).toEqual({
       ok: true,
-      headers: { 'X-B': 'Bearer crm' },
+      headers: { 'X-B': bearer('crm') },
     });
     // Values and names as written that HTTP cannot carry: named, whatever the environment holds.
     expect(

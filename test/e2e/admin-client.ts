@@ -1,4 +1,5 @@
 /** Talking to a real server over HTTP, for the end-to-end tests: its admin API, and get_account. */
+import { bearer, send } from '../calls.js';
 export const E2E_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 
 export async function adminCall(
@@ -7,15 +8,8 @@ export async function adminCall(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${baseUrl}/admin/v1${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${E2E_ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
+  const res = await send(baseUrl, E2E_ADMIN_TOKEN, method, `/admin/v1${path}`, body);
+  return { status: res.status, body: res.json() };
 }
 
 /** A plan whose enrich windows are all `limit`, search windows large. */
@@ -33,7 +27,7 @@ export function planWithLimit(limit: number) {
 export function getAccount(baseUrl: string, key: string): Promise<Response> {
   return fetch(`${baseUrl}/api/v1/tools/get_account`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: bearer(key) },
   });
 }
 

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { scratchDir } from '../helpers.js';
 import { postgresAvailable } from '../postgres.js';
@@ -17,20 +18,14 @@ import { outputLine, type ServerProcess, startServer } from './process.js';
 /** What the contract promises: served everywhere within this long of the change being made. */
 const WITHIN_MS = 1_000;
 
-const callTool = async (url: string, key: string, tool: string) =>
-  (
-    await fetch(`${url}/api/v1/tools/${tool}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: '{}',
-    })
-  ).status;
+const callStatus = async (url: string, key: string, tool: string) =>
+  (await callTool(url, key, tool, {})).status;
 
 /** Calls the tool until it answers `status`; resolves to how long that took, or fails past WITHIN_MS. */
 async function servedWithin(url: string, key: string, tool: string, status: number): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const got = await callTool(url, key, tool);
+    const got = await callStatus(url, key, tool);
     const elapsed = Date.now() - started;
     if (got === status) return elapsed;
     if (elapsed > WITHIN_MS) throw new Error(`${tool} still answered ${got} after ${elapsed} ms`);
@@ -79,7 +74,7 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
     const file = join(dir, 'catalogue.json');
     writeFileSync(file, JSON.stringify({ tools: [{ name: 'ping_tool', ...tool(upstream) }] }));
     const cliEnv = { PATH: process.env.PATH ?? '', ...env };
-    expect(await callTool(server.url, key, 'ping_tool')).toBe(404);
+    expect(await callStatus(server.url, key, 'ping_tool')).toBe(404);
 
     expect((await runCli(cliEnv, ['tools', 'import', file])).code).toBe(0);
     await servedWithin(server.url, key, 'ping_tool', 200);
@@ -96,7 +91,7 @@ describe('one server on SQLite, the CLI changing the catalogue', () => {
       upstream: { url: `${upstream.url}/ping`, headers: { 'X-Api-Key': '${PING_API_KEY}' } },
     };
     expect((await adminCall(server.url, 'PUT', '/tools/needy_tool', needy)).status).toBe(201);
-    expect(await callTool(server.url, key, 'needy_tool')).toBe(503);
+    expect(await callStatus(server.url, key, 'needy_tool')).toBe(503);
     const line = await outputLine(server, 'environment variables missing');
     expect(JSON.parse(line ?? '{}')).toMatchObject({
       level: 40,
@@ -116,11 +111,11 @@ describe.skipIf(!available)('two servers on PostgreSQL', () => {
     const { key } = await accountWithKey(a.url);
     expect((await adminCall(a.url, 'PUT', '/tools/ping_tool', tool(upstream))).status).toBe(201);
     // The server that made the change serves it at once.
-    expect(await callTool(a.url, key, 'ping_tool')).toBe(200);
+    expect(await callStatus(a.url, key, 'ping_tool')).toBe(200);
     await servedWithin(b.url, key, 'ping_tool', 200);
 
     expect((await adminCall(b.url, 'DELETE', '/tools/ping_tool')).status).toBe(200);
-    expect(await callTool(b.url, key, 'ping_tool')).toBe(404);
+    expect(await callStatus(b.url, key, 'ping_tool')).toBe(404);
     await servedWithin(a.url, key, 'ping_tool', 404);
   });
 });

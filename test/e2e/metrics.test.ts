@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, mcpPost } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
@@ -60,12 +61,7 @@ describe('/metrics', () => {
     expect((await adminCall(url, 'PUT', '/tools/search_people', tool('people', 1))).status).toBe(201);
     expect((await adminCall(url, 'PUT', '/tools/broken_tool', tool('broken', 0))).status).toBe(201);
     const { id, key } = await accountWithKey(url);
-    const call = (name: string, k = key) =>
-      fetch(`${url}/api/v1/tools/${name}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
-        body: '{}',
-      });
+    const call = (name: string, k = key) => callTool(url, k, name, {});
     await new Promise((r) => setTimeout(r, 1_100)); // a fresh rate-limit second
     expect((await call('get_account')).status).toBe(200);
     expect((await call('search_people')).status).toBe(200);
@@ -78,21 +74,12 @@ describe('/metrics', () => {
       statuses.push((await call('get_account')).status);
     expect(statuses).toContain(429);
     await new Promise((r) => setTimeout(r, 1_100)); // a fresh second for the MCP call
-    const mcp = await fetch(`${url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'get_account', arguments: {} },
-      }),
-    });
+    const mcp = await mcpPost(
+      url,
+      key,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_account', arguments: {} } },
+      { 'mcp-protocol-version': '2025-06-18' },
+    );
     await new Promise((r) => setTimeout(r, 1_100));
 
     const res = await fetch(metricsUrl);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { POSTGRES_URL, postgresAvailable, scratchPostgresStore, scratchSchemaName } from '../postgres.js';
 import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
 import { type ServerProcess, startServer } from './process.js';
@@ -40,11 +41,7 @@ describe.skipIf(!available)('PostgreSQL unreachable', () => {
 
   // A request that hangs instead of answering fails here: the bound is a few times the 1 s timeout.
   const getAccount = () =>
-    fetch(`${server.url}/api/v1/tools/get_account`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
-      signal: AbortSignal.timeout(10_000),
-    });
+    callTool(server.url, key, 'get_account', undefined, { signal: AbortSignal.timeout(10_000) });
   const untilOk = async () => {
     const seen: number[] = [];
     for (let i = 0; i < 50; i++) {

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
+import { send } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
@@ -31,15 +32,8 @@ describe('secrets never reach the logs', () => {
     });
     const keys: string[] = [];
     const call = async (method: string, path: string, auth: string, body?: unknown) => {
-      const res = await fetch(`${server.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${auth}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
+      const res = await send(server.url, auth, method, path, body);
+      const text = res.body;
       for (const m of text.matchAll(/"key":"(tg_[0-9A-Za-z]{11})"/g)) keys.push(m[1]!);
       return { status: res.status, body: text ? JSON.parse(text) : undefined };
     };
@@ -112,11 +106,9 @@ describe('secrets never reach the logs', () => {
       LOG_LEVEL: 'info',
     });
     const admin = (method: string, path: string, body?: unknown) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${OPS}`, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }).then((r) => r.json() as Promise<{ id: string; key: string }>);
+      send(server.url, OPS, method, path, body, { headers: { 'content-type': 'application/json' } }).then(
+        (r) => r.json() as { id: string; key: string },
+      );
     const account = await admin('POST', '/admin/v1/accounts', { name: 'logs' });
     const { key } = await admin('POST', `/admin/v1/accounts/${account.id}/keys`, {});
     /** One request with this Host header, on a socket of its own. */
@@ -134,14 +126,9 @@ describe('secrets never reach the logs', () => {
       });
 
     await fetch(`${server.url}/healthz?key=${key}`);
-    await fetch(`${server.url}/api/v1/tools/get_account?api_key=${key}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    await send(server.url, key, 'POST', `/api/v1/tools/get_account?api_key=${key}`);
     await fetch(`${server.url}/no/such/route?token=${key}`);
-    await fetch(`${server.url}/admin/v1/plans?admin_token=${OPS}`, {
-      headers: { authorization: `Bearer ${OPS}` },
-    });
+    await send(server.url, OPS, 'GET', `/admin/v1/plans?admin_token=${OPS}`);
     expect(await withHost(key)).toMatch(/^HTTP\/1\.1 200 /);
     expect(await withHost(`x:${OPS}@y`)).toMatch(/^HTTP\/1\.1 200 /);
     expect(await withHost('api.example.com:8080')).toMatch(/^HTTP\/1\.1 200 /);

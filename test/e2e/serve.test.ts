@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrationLabel } from '../../src/store/migrations/index.js';
+import { callTool, mcpPost } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { startServer } from './process.js';
 
@@ -21,11 +22,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     expect(key).toBeDefined();
     expect(first.stdout()).toContain(`curl -s -X POST ${first.url}/api/v1/tools/get_account`);
     expect(first.stdout()).toContain(`"migrations":${JSON.stringify(MIGRATIONS.map(migrationLabel))}`);
-    const res = await fetch(`${first.url}/api/v1/tools/get_account`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const res = await callTool(first.url, key!, 'get_account', {});
     expect(res.status).toBe(200);
     const body = (await res.json()) as { results: Record<string, unknown> };
     expect(body.results).toMatchObject({
@@ -41,10 +38,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     // Second start: same database, the key still works, no new demo account, no key printed.
     const second = await startServer(env);
     expect(second.stdout()).not.toMatch(/tg_[0-9A-Za-z]{11}/);
-    const again = await fetch(`${second.url}/api/v1/tools/get_account`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const again = await callTool(second.url, key!, 'get_account');
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
 
@@ -68,23 +62,10 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     const hook = join(import.meta.dirname, 'module-load-hook.mjs');
     const server = await startServer(env, ['--import', hook, 'dist/main.js']);
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(server.stdout())?.[1];
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const account = await fetch(`${server.url}/api/v1/tools/get_account`, {
-      method: 'POST',
-      headers,
-      body: '{}',
-    });
+    const account = await callTool(server.url, key!, 'get_account', {});
     expect(account.status).toBe(200);
     const mcp = (message: unknown) =>
-      fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          ...headers,
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify(message),
-      });
+      mcpPost(server.url, key!, message, { 'mcp-protocol-version': '2025-06-18' });
     const init = await mcp({
       jsonrpc: '2.0',
       id: 1,

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { adminCall, E2E_ADMIN_TOKEN } from './admin-client.js';
 import { startServer } from './process.js';
@@ -34,7 +35,7 @@ describe('graceful shutdown', () => {
     });
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.write(
-      `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+      `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(key)}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
     );
     await sleep(100);

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeDatabase, reachableUrl } from '../../src/server.js';
+import { bearer } from '../calls.js';
 import { KEY_SECRET, scratchDir } from '../helpers.js';
 import { ROOT, startServer } from './process.js';
 
@@ -156,7 +157,7 @@ describe('a start that works', () => {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/tools\/get_account$/);
       const res = await fetch(url!, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: bearer(key), 'content-type': 'application/json' },
         body: '{}',
       });
       expect(res.status).toBe(200);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageCounts } from '../../src/domain/usage-history.js';
+import { callTool } from '../calls.js';
 import { scratchDir } from '../helpers.js';
 import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN, planWithLimit } from './admin-client.js';
@@ -24,13 +25,7 @@ const to = () => dayFromNow(1);
 
 /** `POST /api/v1/tools/<tool>` with `key`; the status. */
 async function call(url: string, key: string, tool: string, body: unknown = {}): Promise<number> {
-  const res = await fetch(`${url}/api/v1/tools/${tool}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  return res.status;
+  return (await callTool(url, key, tool, body)).status;
 }
 
 /** `n` calls, `concurrency` at a time; the statuses. */
@@ -110,11 +105,7 @@ describe.skipIf(!available)('two servers on PostgreSQL', () => {
       // get_usage on A: what is stored plus what A has not written (nothing now), not both.
       const today = dayFromNow(0);
       const storedToday = sum(await scratch.store.usageHistory.history(id, today, today, 'day'));
-      const res = await fetch(`${a.url}/api/v1/tools/get_usage`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ period: 'today' }),
-      });
+      const res = await callTool(a.url, key, 'get_usage', { period: 'today' });
       expect(res.status).toBe(200);
       const usage = (await res.json()) as { results: { start_date: string; totals: Record<string, number> } };
       expect(usage.results.start_date).toBe(today);

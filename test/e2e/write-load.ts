@@ -3,6 +3,8 @@
  * (admin usage, each with its own idempotency key) and metered catalogue tool calls, every answer
  * recorded with when its request started and ended.
  */
+
+import { send } from '../calls.js';
 import { E2E_ADMIN_TOKEN } from './admin-client.js';
 
 export interface LoadResult {
@@ -90,13 +92,8 @@ export class WriteLoad {
           ]
         : [`/api/v1/tools/${this.o.tool}`, this.o.key, {}];
     try {
-      const res = await fetch(`${this.o.url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const answer = (await res.json().catch(() => ({}))) as { code?: string };
+      const res = await send(this.o.url, token, 'POST', path, body, { signal: AbortSignal.timeout(10_000) });
+      const answer = (res.data ?? {}) as { code?: string };
       return {
         kind,
         key,

@@ -5,6 +5,7 @@ import { digestKey } from '../../src/domain/api-keys.js';
 import type { AuditRecord } from '../../src/service/views.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { DataTool } from '../../src/tools/tool.js';
+import { callTool, send } from '../calls.js';
 import { type AppHarness, accountWithKey, KEY_SECRET, scratchServices } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -203,16 +204,8 @@ describe('admin API, audit trail', () => {
       [ops.get(`/accounts/${id}/keys`), 200],
       [ops.get(`/accounts/${id}/tokens`), 200],
       [ops.get('/plans'), 200],
-      [h.app.inject({ method: 'POST', url: '/admin/v1/accounts', payload: { name: 'Anon' } }), 401],
-      [
-        h.app.inject({
-          method: 'POST',
-          url: '/admin/v1/accounts',
-          headers: { authorization: `Bearer ${key.key}` },
-          payload: { name: 'Key holder' },
-        }),
-        401,
-      ],
+      [send(h.app, null, 'POST', '/admin/v1/accounts', { name: 'Anon' }), 401],
+      [send(h.app, key.key, 'POST', '/admin/v1/accounts', { name: 'Key holder' }), 401],
     ];
     for (const [i, [request, status]] of refused.entries()) {
       expect((await request).statusCode, `request #${i}`).toBe(status);
@@ -260,13 +253,7 @@ describe('admin API, audit trail', () => {
 
   it('does not audit callers: get_account and metered tool calls are not admin actions', async () => {
     const { key, accountId } = await accountWithKey(h.services, { tokens: 10 });
-    const call = (tool: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: `/api/v1/tools/${tool}`,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: '{}',
-      });
+    const call = (tool: string) => callTool(h.app, key, tool, {});
     expect((await call('get_account')).statusCode).toBe(200);
     expect((await call('test_lookup')).statusCode).toBe(200);
     expect((await h.store.accounts.get(accountId))?.tokenBalance).toBe(9);

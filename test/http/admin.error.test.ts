@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { send } from '../calls.js';
 import { type AppHarness, scratchApp } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -73,14 +74,8 @@ describe('admin API, errors', () => {
   });
 
   it('answers 400 invalid_json for a body that is not JSON', async () => {
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/admin/v1/accounts',
-      headers: {
-        authorization: `Bearer ${'test-admin-token-0123456789'}`,
-        'content-type': 'application/json',
-      },
-      payload: '{"name":',
+    const res = await send(h.app, 'test-admin-token-0123456789', 'POST', '/admin/v1/accounts', undefined, {
+      raw: '{"name":',
     });
     expectError(res, 400, 'invalid_json');
   });

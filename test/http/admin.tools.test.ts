@@ -1,5 +1,6 @@
 /** The admin API's tool catalogue and key verification: every route, its refusals, and its audit trail. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { send } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const tool = {
@@ -17,12 +18,10 @@ describe('admin API: tools and key verification', () => {
   });
   afterEach(async () => h.close());
 
+  // Always with the JSON content type, a body or not.
   const admin = (method: 'GET' | 'PUT' | 'DELETE' | 'POST', url: string, body?: unknown) =>
-    h.app.inject({
-      method,
-      url: `/admin/v1${url}`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    send(h.app, ADMIN_TOKEN, method, `/admin/v1${url}`, body, {
+      headers: { 'content-type': 'application/json' },
     });
 
   it('PUT creates (201), replaces (200) or leaves as is (200 unchanged), with every default shown', async () => {
@@ -125,11 +124,7 @@ describe('admin API: tools and key verification', () => {
 
   it('an API key never opens the tool routes', async () => {
     const { key } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'GET',
-      url: '/admin/v1/tools',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const res = await send(h.app, key, 'GET', '/admin/v1/tools');
     expect(res.statusCode).toBe(401);
   });
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UsageRow } from '../../src/domain/usage-history.js';
+import { callTool, send } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { admin } from './admin.test-helpers.js';
 
@@ -125,12 +126,7 @@ describe('admin usage history', () => {
   it('counts real calls, written by the counters, with the stored rows', async () => {
     const { accountId: fresh, key, keyId } = await accountWithKey(h.services, { name: 'Live' });
     for (let i = 0; i < 2; i++) {
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: '{}',
-      });
+      const res = await callTool(h.app, key, 'get_account', {});
       expect(res.statusCode).toBe(200);
     }
     await h.usageCounters.flush();
@@ -170,13 +166,9 @@ describe('admin usage history', () => {
 
   it('is closed to API keys and to no token at all', async () => {
     const { key } = await accountWithKey(h.services, { name: 'Keyed' });
-    const withKey = await h.app.inject({
-      method: 'GET',
-      url: `/admin/v1/accounts/${accountId}/usage/history`,
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const withKey = await admin(h.app, key).get(`/accounts/${accountId}/usage/history`);
     expectError(withKey, 401, 'invalid_admin_token');
-    const none = await h.app.inject({ method: 'GET', url: `/admin/v1/accounts/${accountId}/usage/history` });
+    const none = await send(h.app, null, 'GET', `/admin/v1/accounts/${accountId}/usage/history`);
     expectError(none, 401, 'invalid_admin_token');
   });
 });
@@ -234,12 +226,7 @@ describe('admin plans as subscriptions', () => {
   it('a monthly plan bills its accounts by the month', async () => {
     await api.put('/plans/tiny', { limits, subscription: 'monthly' });
     const { key } = await accountWithKey(h.services, { plan: 'tiny' });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_billing',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: '{}',
-    });
+    const res = await callTool(h.app, key, 'get_billing', {});
     expect(res.json().results).toMatchObject({
       plan: 'tiny',
       subscription_status: 'active',

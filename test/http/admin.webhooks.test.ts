@@ -1,6 +1,7 @@
 /** The admin API's webhooks: every route, its refusals, the secret shown once, and the audit trail. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
+import { send } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** A public address written as an IP literal: no DNS needed, and not one the address guard refuses. */
@@ -13,12 +14,10 @@ describe('admin API: webhooks', () => {
   });
   afterEach(async () => h.close());
 
+  // Always with the JSON content type, a body or not.
   const admin = (method: 'GET' | 'DELETE' | 'POST' | 'PATCH', url: string, body?: unknown) =>
-    h.app.inject({
-      method,
-      url: `/admin/v1${url}`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    send(h.app, ADMIN_TOKEN, method, `/admin/v1${url}`, body, {
+      headers: { 'content-type': 'application/json' },
     });
 
   it('adds (201, the secret in this answer only), shows, lists, and removes endpoints', async () => {

@@ -4,6 +4,7 @@
  * upstream is not called for the calls beyond the requests left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, limits, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 
@@ -49,11 +50,10 @@ describe('300 concurrent calls on a fair-use limit of 100', () => {
   it('grants exactly 100, answers data only for committed calls, and spares the upstream the rest', async () => {
     const { key, accountId } = await accountWithKey(h.services, { plan: 'hundred', tokens: 100_000 });
     const calls = Array.from({ length: 300 }, (_, i) =>
-      fetch(`${url}/api/v1/tools/search_things`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ n: (i % 5) + 1 }),
-      }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> })),
+      callTool(url, key, 'search_things', { n: (i % 5) + 1 }).then((res) => ({
+        status: res.status,
+        body: res.json() as Record<string, unknown>,
+      })),
     );
     const answers = await Promise.all(calls);
 

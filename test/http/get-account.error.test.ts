@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool.js';
+import { admin, bearer, callTool, send } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 const ERROR_SHAPE = {
@@ -38,11 +39,9 @@ describe('get_account, errors', () => {
     headers: Record<string, string> = {},
     url = '/api/v1/tools/get_account',
   ) =>
-    h.app.inject({
-      method: 'POST',
-      url,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-      ...(payload === undefined ? {} : { payload }),
+    send(h.app, key, 'POST', url, undefined, {
+      headers: { 'content-type': 'application/json', ...headers },
+      ...(payload === undefined ? {} : { raw: payload }),
     });
 
   const expectError = (res: Awaited<ReturnType<typeof post>>, status: number, code: string) => {
@@ -69,7 +68,7 @@ describe('get_account, errors', () => {
   });
 
   it('answers 401 missing_api_key without an Authorization header', async () => {
-    const res = await h.app.inject({ method: 'POST', url: '/api/v1/tools/get_account', payload: {} });
+    const res = await send(h.app, null, 'POST', '/api/v1/tools/get_account', {});
     const body = expectError(res, 401, 'missing_api_key');
     expect(body.error).toBe('Unauthorized');
     expect(body.message).toBe('Invalid or missing API key.');
@@ -79,14 +78,14 @@ describe('get_account, errors', () => {
     const { keyId, key: revoked } = await accountWithKey(h.services, { name: 'Other' });
     await h.services.keys.revoke(keyId);
     const cases = [
-      `Bearer ${revoked}`,
-      'Bearer tg_AAAAAAAAAAA',
-      'Bearer tg_short',
-      'Bearer xx_AAAAAAAAAAA',
-      `Bearer ${key}x`,
+      bearer(revoked),
+      bearer('tg_AAAAAAAAAAA'),
+      bearer('tg_short'),
+      bearer('xx_AAAAAAAAAAA'),
+      `${bearer(key)}x`,
       `Basic ${key}`,
       key,
-      'Bearer tg_AAAAAAAAAA!',
+      bearer('tg_AAAAAAAAAA!'),
     ];
     const messages = new Set<string>();
     for (const authorization of cases) {
@@ -100,12 +99,12 @@ describe('get_account, errors', () => {
     const body = expectError(await post('{}', {}, '/api/v1/tools/get_acount'), 404, 'unknown_tool');
     expect(body.message).toContain('get_acount');
     expectError(await post('{}', {}, '/api/v2/tools/get_account'), 404, 'not_found');
-    expectError(await h.app.inject({ method: 'GET', url: '/nowhere' }), 404, 'not_found');
+    expectError(await send(h.app, null, 'GET', '/nowhere'), 404, 'not_found');
   });
 
   it('answers 405 method_not_allowed with Allow: POST for other methods', async () => {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
-      const res = await h.app.inject({ method, url: '/api/v1/tools/get_account' });
+      const res = await send(h.app, null, method, '/api/v1/tools/get_account');
       expectError(res, 405, 'method_not_allowed');
       expect(res.headers.allow).toBe('POST');
     }
@@ -131,12 +130,7 @@ describe('get_account, errors', () => {
     const withTool = await scratchApp({ tools: [exploding] });
     try {
       const k = (await accountWithKey(withTool.services)).key;
-      const res = await withTool.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/explode',
-        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
-        payload: '{}',
-      });
+      const res = await callTool(withTool.app, k, 'explode', {});
       const body = expectError(res, 500, 'internal_error');
       expect(res.body).not.toMatch(/hunter2|secret internals|\/var\/lib|stack/);
       expect(body.message).toBe('An internal error occurred.');
@@ -152,12 +146,7 @@ describe('the store is down', () => {
     const { app, dbPath: path } = h;
     const { key, accountId } = await accountWithKey(h.services);
     const consume = () =>
-      app.inject({
-        method: 'POST',
-        url: `/admin/v1/accounts/${accountId}/usage`,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        payload: { category: 'enrich', records: 1 },
-      });
+      admin(app, ADMIN_TOKEN).post(`/accounts/${accountId}/usage`, { category: 'enrich', records: 1 });
     const blocker = new Database(path);
     try {
       blocker.exec('BEGIN IMMEDIATE');
@@ -170,11 +159,7 @@ describe('the store is down', () => {
       });
       expect(down.headers['retry-after']).toBe('1');
       // Reads go on under WAL while a writer holds the lock: callers can still check their account.
-      const read = await app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const read = await callTool(app, key, 'get_account');
       expect(read.statusCode).toBe(200);
       expect(read.json().results.fair_use.enrich.records['5h'].used).toBe(0);
 
@@ -195,22 +180,13 @@ describe('the store is down', () => {
     try {
       blocker.exec('BEGIN IMMEDIATE');
       let writeDone = false;
-      const write = app
-        .inject({
-          method: 'POST',
-          url: `/admin/v1/accounts/${accountId}/usage`,
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-          payload: { category: 'enrich', records: 2 },
-        })
+      const write = admin(app, ADMIN_TOKEN)
+        .post(`/accounts/${accountId}/usage`, { category: 'enrich', records: 2 })
         .finally(() => {
           writeDone = true;
         });
       // The read is answered while the write is still waiting: the process is not frozen.
-      const read = await app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const read = await callTool(app, key, 'get_account');
       expect(read.statusCode).toBe(200);
       expect(writeDone).toBe(false);
       blocker.exec('COMMIT');
@@ -227,11 +203,7 @@ describe('the store is down', () => {
     const h = await scratchApp();
     const { key } = await accountWithKey(h.services);
     await h.store.close();
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const res = await callTool(h.app, key, 'get_account');
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ ...ERROR_SHAPE, code: 'unavailable' });
     expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503);

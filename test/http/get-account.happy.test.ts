@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp, T0 } from '../helpers.js';
 
 const call = (
@@ -7,15 +8,9 @@ const call = (
   body: string | undefined = '{}',
   headers: Record<string, string> = {},
 ) =>
-  h.app.inject({
-    method: 'POST',
-    url: '/api/v1/tools/get_account',
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    ...(body === undefined ? {} : { payload: body }),
+  callTool(h.app, key, 'get_account', undefined, {
+    headers,
+    ...(body === undefined ? {} : { rawBody: body }),
   });
 
 describe('get_account, happy paths', () => {

@@ -8,6 +8,7 @@ import { Value } from 'typebox/value';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getAccountResponse } from '../../src/service/views.js';
 import { getAccount } from '../../src/tools/get-account.js';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 describe('get_account bodies against the declared response schema', () => {
@@ -21,12 +22,7 @@ describe('get_account bodies against the declared response schema', () => {
 
   /** Calls get_account; the body must match the schema and equal the answer rendered from a fresh read. */
   async function call(key: string, accountId: string) {
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: '{}',
-    });
+    const res = await callTool(h.app, key, 'get_account', {});
     expect(res.statusCode).toBe(200);
     const body: unknown = res.json();
     const errors = [...Value.Errors(getAccount.response, body)].map((e) => JSON.stringify(e));

@@ -1,9 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { admin, bearer, callTool } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
-
-const getAccount = (h: AppHarness, authorization: string) =>
-  h.app.inject({ method: 'POST', url: '/api/v1/tools/get_account', headers: { authorization } });
 
 describe('get_account, security', () => {
   let h: AppHarness;
@@ -14,9 +12,9 @@ describe('get_account, security', () => {
 
   it('refuses a revoked key on the very next request', async () => {
     const { key, keyId } = await accountWithKey(h.services);
-    expect((await getAccount(h, `Bearer ${key}`)).statusCode).toBe(200);
+    expect((await callTool(h.app, key, 'get_account')).statusCode).toBe(200);
     await h.services.keys.revoke(keyId);
-    expect((await getAccount(h, `Bearer ${key}`)).json().code).toBe('invalid_api_key');
+    expect((await callTool(h.app, key, 'get_account')).json().code).toBe('invalid_api_key');
   });
 
   it('refuses every key of an account once it is closed', async () => {
@@ -24,43 +22,37 @@ describe('get_account, security', () => {
     const other = await h.services.keys.create(accountId, 'second');
     if (!other.ok) throw new Error('key creation failed');
     await h.services.accounts.update(accountId, { status: 'closed' });
-    for (const k of [key, other.value.key]) expect((await getAccount(h, `Bearer ${k}`)).statusCode).toBe(401);
+    for (const k of [key, other.value.key])
+      expect((await callTool(h.app, k, 'get_account')).statusCode).toBe(401);
   });
 
   it('identifies the account by the key: each key reads its own account only', async () => {
     const a = await accountWithKey(h.services, { name: 'A' });
     const b = await accountWithKey(h.services, { name: 'B' });
-    expect((await getAccount(h, `Bearer ${a.key}`)).json().results.id).toBe(a.accountId);
-    expect((await getAccount(h, `Bearer ${b.key}`)).json().results.id).toBe(b.accountId);
+    expect((await callTool(h.app, a.key, 'get_account')).json().results.id).toBe(a.accountId);
+    expect((await callTool(h.app, b.key, 'get_account')).json().results.id).toBe(b.accountId);
   });
 
   it('does not take the admin token as an API key', async () => {
-    expect((await getAccount(h, `Bearer ${ADMIN_TOKEN}`)).json().code).toBe('invalid_api_key');
+    expect((await callTool(h.app, ADMIN_TOKEN, 'get_account')).json().code).toBe('invalid_api_key');
   });
 
   it('does not open the admin API with an API key', async () => {
     const { key } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'GET',
-      url: '/admin/v1/accounts',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const res = await admin(h.app, key).get('/accounts');
     expect(res.statusCode).toBe(401);
     expect(res.json().code).toBe('invalid_admin_token');
   });
 
   it('refuses a wrong or missing admin token, also after the right one was used', async () => {
-    const right = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    expect(
-      (await h.app.inject({ method: 'GET', url: '/admin/v1/accounts', headers: right })).statusCode,
-    ).toBe(200);
+    expect((await admin(h.app, ADMIN_TOKEN).get('/accounts')).statusCode).toBe(200);
     for (const headers of [
       {},
-      { authorization: 'Bearer wrong-token-wrong-token' },
+      { authorization: bearer('wrong-token-wrong-token') },
       { authorization: ADMIN_TOKEN },
-      { authorization: `Bearer ${ADMIN_TOKEN}x` },
-      { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` },
-      { authorization: `Bearer ${ADMIN_TOKEN.toUpperCase()}` },
+      { authorization: `${bearer(ADMIN_TOKEN)}x` },
+      { authorization: bearer(ADMIN_TOKEN.slice(0, -1)) },
+      { authorization: bearer(ADMIN_TOKEN.toUpperCase()) },
     ]) {
       const res = await h.app.inject({ method: 'GET', url: '/admin/v1/accounts', headers });
       expect(res.statusCode).toBe(401);
@@ -71,11 +63,7 @@ describe('get_account, security', () => {
   it('has no admin API at all when no admin token is configured', async () => {
     const off = await scratchApp({ adminToken: null });
     try {
-      const res = await off.app.inject({
-        method: 'GET',
-        url: '/admin/v1/accounts',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      });
+      const res = await admin(off.app, ADMIN_TOKEN).get('/accounts');
       expect(res.statusCode).toBe(404);
       expect(res.json().code).toBe('not_found');
     } finally {
@@ -92,7 +80,7 @@ describe('get_account, security', () => {
     });
     const { key } = await accountWithKey(h.services);
     const ids: string[] = [];
-    for (const authorization of [`Bearer ${key}`, 'Bearer tg_AAAAAAAAAAA', `Bearer ${ADMIN_TOKEN}`]) {
+    for (const authorization of [bearer(key), bearer('tg_AAAAAAAAAAA'), bearer(ADMIN_TOKEN)]) {
       const res = await app.inject({
         method: 'POST',
         url: '/api/v1/tools/get_account',
@@ -100,11 +88,7 @@ describe('get_account, security', () => {
       });
       ids.push(String(res.headers['x-request-id']));
     }
-    await app.inject({
-      method: 'GET',
-      url: '/admin/v1/accounts',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
+    await admin(app, ADMIN_TOKEN).get('/accounts');
     await app.close();
     const logs = lines.join('\n');
     expect(lines.length).toBeGreaterThan(0);

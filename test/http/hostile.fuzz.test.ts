@@ -15,6 +15,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { bearer, callTool } from '../calls.js';
 import {
   type Answer,
   assertNotPolluted,
@@ -120,7 +121,7 @@ function isValidGetAccount(spec: RequestSpec, req: Materialized): boolean {
     (type === 'application/json' &&
       (req.payload === undefined || ['{}', '', ' ', '{ }', '\n{}\n'].includes(String(req.payload)))) ||
     (type === undefined && req.payload === undefined);
-  return isGetAccountCall(req) && spec.cred.value === 'Bearer {{KEY}}' && spec.extra.length === 0 && plain;
+  return isGetAccountCall(req) && spec.cred.value === bearer('{{KEY}}') && spec.extra.length === 0 && plain;
 }
 
 describe('hostile input, in process', () => {
@@ -201,20 +202,11 @@ describe('hostile input, in process', () => {
     assertNotPolluted(PROTOTYPES);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${secrets.key}`, 'content-type': 'application/json' },
-      payload: '{}',
-    });
+    const res = await callTool(h.app, secrets.key, 'get_account', {});
     expect(res.statusCode).toBe(200);
     expect(res.json().results.name).toBe('Caller');
     const fresh = await accountWithKey(h.services, { name: 'After the storm' });
-    const again = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${fresh.key}` },
-    });
+    const again = await callTool(h.app, fresh.key, 'get_account');
     expect(again.statusCode).toBe(200);
     expect(again.json().results.name).toBe('After the storm');
     expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
@@ -340,13 +332,9 @@ describe('hostile bytes, on a real socket', () => {
   });
 
   it('afterwards a valid get_account is answered over the socket', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1/tools/get_account`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secrets.key}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const res = await callTool(port, secrets.key, 'get_account', {});
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { results: { name: string } }).results.name).toBe('Caller');
+    expect((res.json() as { results: { name: string } }).results.name).toBe('Caller');
   });
 });
 

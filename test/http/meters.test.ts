@@ -7,6 +7,7 @@
 import { Value } from 'typebox/value';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { getAccount } from '../../src/tools/get-account.js';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { admin } from './admin.test-helpers.js';
@@ -62,12 +63,7 @@ describe("meters of the operator's own", () => {
   it('get_account lists every category, unit and window in the plan order, as its schema declares', async () => {
     const { key, accountId } = await teamAccount();
     expect((await usage(accountId, { category: 'scrape', unit: 'pages', amount: 3 })).statusCode).toBe(200);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: '{}',
-    });
+    const res = await callTool(h.app, key, 'get_account', {});
     const body = res.json();
     expect([...Value.Errors(getAccount.response, body)]).toEqual([]);
     const fairUse = body.results.fair_use;
@@ -158,13 +154,7 @@ describe("meters of the operator's own", () => {
       ],
     });
     expect(imported.ok).toBe(true);
-    const call = (n: number) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/scrape_pages',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: JSON.stringify({ n }),
-      });
+    const call = (n: number) => callTool(h.app, key, 'scrape_pages', { n });
     const hit = await call(3);
     expect(hit.statusCode).toBe(200);
     expect(hit.json().metadata).toMatchObject({ tokens_charged: 3, fair_use: { records_remaining_1d: 100 } });

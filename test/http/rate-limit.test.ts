@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { admin, callTool, send } from '../calls.js';
 import { ADMIN_TOKEN, accountWithKey, type Harness, scratchServices } from '../helpers.js';
 
 describe('rate limits on the tools API', () => {
@@ -21,13 +22,7 @@ describe('rate limits on the tools API', () => {
     key: string,
     remoteAddress = '203.0.113.7',
     headers = {},
-  ) =>
-    a.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}`, ...headers },
-      remoteAddress,
-    });
+  ) => callTool(a, key, 'get_account', undefined, { headers, remoteAddress });
 
   it('lets each key make its number of requests per second, says so in headers, then answers 429 with Retry-After', async () => {
     const a = await app(3, 0);
@@ -59,11 +54,7 @@ describe('rate limits on the tools API', () => {
   it('counts get_account and every other tool call, refused ones included, and spends nothing on a refusal', async () => {
     const a = await app(2, 0);
     const { key, accountId } = await accountWithKey(h.services);
-    const unknown = await a.inject({
-      method: 'POST',
-      url: '/api/v1/tools/nope',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const unknown = await callTool(a, key, 'nope');
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers.ratelimit).toBe('"per-key";r=1;t=1');
     expect((await call(a, key)).statusCode).toBe(200);
@@ -136,12 +127,7 @@ describe('rate limits on the tools API', () => {
   it('limits wrong admin tokens per address: 429 after 20 a minute, the right token too, other addresses not', async () => {
     const a = await app(100, 30);
     const admin = (token: string, remoteAddress = '203.0.113.7') =>
-      a.inject({
-        method: 'GET',
-        url: '/admin/v1/plans',
-        headers: { authorization: `Bearer ${token}` },
-        remoteAddress,
-      });
+      send(a, token, 'GET', '/admin/v1/plans', undefined, { remoteAddress });
     const statuses: number[] = [];
     for (let i = 0; i < 25; i++) statuses.push((await admin(`wrong-admin-token-${i}`)).statusCode);
     expect(statuses).toEqual([...Array(20).fill(401), ...Array(5).fill(429)]);
@@ -158,11 +144,7 @@ describe('rate limits on the tools API', () => {
   it('does not limit the admin API', async () => {
     const a = await app(1, 1);
     for (let i = 0; i < 5; i++) {
-      const res = await a.inject({
-        method: 'GET',
-        url: '/admin/v1/plans',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      });
+      const res = await admin(a, ADMIN_TOKEN).get('/plans');
       expect(res.statusCode).toBe(200);
     }
     await a.close();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lazyChildLogger, requestForLog } from '../../src/http/request-logger.js';
+import { bearer } from '../calls.js';
 import { captureLogs as capture } from '../helpers.js';
 
 describe('the per-request logger', () => {
@@ -14,13 +15,13 @@ describe('the per-request logger', () => {
     } as typeof logger.child;
     const log = lazyChildLogger(logger, { request_id: 'req_1' }, {});
 
-    log.info({ authorization: 'Bearer secret' }, 'not at warn');
+    log.info({ authorization: bearer('secret') }, 'not at warn');
     log.debug('nor this');
     expect(lines).toEqual([]);
     expect(children).toBe(0); // nothing logged, nothing made
     expect(log.level).toBe('warn');
 
-    log.warn({ authorization: 'Bearer secret' }, 'store unavailable');
+    log.warn({ authorization: bearer('secret') }, 'store unavailable');
     log.error(new Error('boom'), 'unhandled error');
     expect(children).toBe(1);
     expect(lines.map((l) => [l.level, l.msg, l.request_id])).toEqual([

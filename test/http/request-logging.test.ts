@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { TOOLS } from '../../src/tools/index.js';
 import type { AccountTool } from '../../src/tools/tool.js';
+import { callTool } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, captureLogs, scratchApp } from '../helpers.js';
 
 /** Test-only tools: one that logs a warning and answers, one that throws. */
@@ -45,12 +46,7 @@ describe('request logging', () => {
       tools: [...TOOLS, noisy, broken],
     });
     const call = async (tool: string) => {
-      const res = await app.inject({
-        method: 'POST',
-        url: `/api/v1/tools/${tool}`,
-        headers: { authorization: `Bearer ${key}` },
-        payload: {},
-      });
+      const res = await callTool(app, key, tool, {});
       return { status: res.statusCode, id: String(res.headers['x-request-id']) };
     };
     return { app, lines, call };

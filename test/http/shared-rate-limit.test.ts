@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { SharedKeyLimiter } from '../../src/http/shared-rate-limit.js';
+import { callTool } from '../calls.js';
 import { accountWithKey, type Harness, scratchServices } from '../helpers.js';
 import { REDIS_URL, redisAvailable } from '../redis.js';
 
@@ -59,15 +60,7 @@ async function server(h: Harness, url: string, opts: { failOpen?: boolean; limit
     await app.close();
     await shared.close();
   });
-  const call = async (key: string) =>
-    (
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: '{}',
-      })
-    ).statusCode;
+  const call = async (key: string) => (await callTool(app, key, 'get_account', {})).statusCode;
   return { app, call, logged };
 }
 
@@ -224,11 +217,7 @@ describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared throug
     expect(open.logged[0]!.message).toMatch(/serving without it/);
 
     const closed = await server(h, `redis://127.0.0.1:${closedPort}`, { prefix: prefix(), failOpen: false });
-    const refused = await closed.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const refused = await callTool(closed.app, key, 'get_account');
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'unavailable' });
     expect(refused.headers['retry-after']).toBe('1');

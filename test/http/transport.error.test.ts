@@ -7,6 +7,7 @@ import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import type { DataTool } from '../../src/tools/tool.js';
+import { admin, bearer, callTool, send } from '../calls.js';
 import { exchange } from '../fuzz/raw-http.js';
 import {
   ADMIN_TOKEN,
@@ -47,7 +48,7 @@ describe('slow clients', () => {
       // Headers never finished; then (past authentication) a body that never finishes.
       for (const partial of [
         'POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\n',
-        `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
+        `POST /api/v1/tools/get_account HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(key)}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
       ]) {
         const reply = await raw(port, partial);
         expect(reply).toMatch(/^HTTP\/1.1 408 Request Timeout/);
@@ -74,11 +75,7 @@ describe('errors outside the routes keep the JSON shape', () => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json().code).toBe('missing_api_key');
     const { key } = await accountWithKey(h.services);
-    const known = await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/no_such_tool',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    const known = await callTool(h.app, key, 'no_such_tool');
     expect(known.json().code).toBe('unknown_tool');
   });
 
@@ -94,22 +91,13 @@ describe('errors outside the routes keep the JSON shape', () => {
 
   it('takes an absent body as {} on the admin API too', async () => {
     const { accountId } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/admin/v1/accounts/${accountId}/keys`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
+    const res = await send(h.app, ADMIN_TOKEN, 'POST', `/admin/v1/accounts/${accountId}/keys`);
     expect(res.statusCode).toBe(201);
   });
 
   it('names the unknown category in a usage refusal', async () => {
     const { accountId } = await accountWithKey(h.services);
-    const res = await h.app.inject({
-      method: 'POST',
-      url: `/admin/v1/accounts/${accountId}/usage`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      payload: { category: 'browse' },
-    });
+    const res = await admin(h.app, ADMIN_TOKEN).post(`/accounts/${accountId}/usage`, { category: 'browse' });
     expect(res.json()).toMatchObject({
       code: 'invalid_arguments',
       message: expect.stringContaining('browse'),
@@ -133,13 +121,7 @@ describe('errors outside the routes keep the JSON shape', () => {
 
   it('refuses JSON nested deeper than 32 levels before parsing it, deep as it may be', async () => {
     const { key } = await accountWithKey(h.services);
-    const post = (payload: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload,
-      });
+    const post = (payload: string) => callTool(h.app, key, 'get_account', undefined, { rawBody: payload });
     const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     expect((await post(nested(32))).json().code).toBe('invalid_arguments');
     for (const deep of [
@@ -244,7 +226,7 @@ for (const backend of backends) {
     it('answer the tool call first (200, charged once), then 400 for the stray bytes', async () => {
       const { key, accountId } = await accountWithKey(services, { tokens: 100 });
       for (const stray of STRAY) {
-        const request = `POST /api/v1/tools/test_charged HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+        const request = `POST /api/v1/tools/test_charged HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(key)}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
         // A client that half-closes before its answer gets none from Node: it waits 3 s first.
         const { out } = await exchange(port, Buffer.from(request + stray, 'latin1'), 3_000);
         expect(statuses(out), JSON.stringify(stray)).toEqual([200, 400]);
@@ -256,7 +238,7 @@ for (const backend of backends) {
     it('answer the token grant first (201), then 400: what was granted is what was answered', async () => {
       const { accountId } = await accountWithKey(services);
       const body = '{"kind":"grant","amount":777}';
-      const request = `POST /admin/v1/accounts/${accountId}/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      const request = `POST /admin/v1/accounts/${accountId}/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(ADMIN_TOKEN)}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
       const { out } = await exchange(port, Buffer.from(`${request}XX`, 'latin1'), 3_000);
       expect(statuses(out)).toEqual([201, 400]);
       expect(out.toString('latin1')).toMatch(/"balance_after":777/);

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { bearer } from '../calls.js';
 
 export interface McpResult {
   isError?: boolean;
@@ -29,9 +30,25 @@ export interface McpClient {
 export type ClientLine = 'v1' | 'v2';
 export const LINES: readonly ClientLine[] = ['v1', 'v2'];
 
+/** One tool call over MCP with `key`: a client of `line` (v2 unless told) connected, the call, closed. */
+export async function callMcpTool(
+  baseUrl: string,
+  key: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  line: ClientLine = 'v2',
+): Promise<McpResult> {
+  const client = await connect(line, baseUrl, key);
+  try {
+    return await client.callTool(name, args);
+  } finally {
+    await client.close();
+  }
+}
+
 export async function connect(line: ClientLine, baseUrl: string, key: string): Promise<McpClient> {
   const url = new URL(`${baseUrl}/mcp`);
-  const requestInit = { headers: { Authorization: `Bearer ${key}` } };
+  const requestInit = { headers: { Authorization: bearer(key) } };
   if (line === 'v1') {
     const client = new V1Client({ name: 'toolgate-test-v1', version: '1.0.0' });
     const transport = new V1Transport(url, { requestInit });

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { accountWithKey, E2E_ADMIN_TOKEN } from '../e2e/admin-client.js';
 import { ROOT, type ServerProcess, startServer } from '../e2e/process.js';
 
@@ -77,7 +78,7 @@ async function keyAddingProxy(target: string, key: string): Promise<Server> {
         port,
         method: req.method,
         path: req.url,
-        headers: { ...req.headers, authorization: `Bearer ${key}` },
+        headers: { ...req.headers, authorization: bearer(key) },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);

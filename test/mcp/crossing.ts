@@ -14,6 +14,7 @@ import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { authHeaders, bearer } from '../calls.js';
 import { ADMIN_TOKEN, KEY_SECRET, scratchApp, T0 } from '../helpers.js';
 import { POSTGRES_URL, scratchSchemaName } from '../postgres.js';
 
@@ -131,7 +132,7 @@ export function message(era: Era, id: RpcId, method: Method): Record<string, unk
 /** The HTTP headers a client of `era` sends with one message (a batch: with none of its own). */
 export function headers(era: string, key: string, method?: Method): Record<string, string> {
   const h: Record<string, string> = {
-    authorization: `Bearer ${key}`,
+    authorization: bearer(key),
     'content-type': 'application/json',
     accept: ACCEPT,
     'mcp-protocol-version': era,
@@ -238,7 +239,7 @@ export async function httpReference(
       conn.pool,
       owners.map((k) => ({
         path: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+        headers: authHeaders(k.key, {}, true),
         body: '{}',
       })),
     );

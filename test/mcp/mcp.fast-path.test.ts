@@ -19,6 +19,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { hotMessage, LEGACY_VERSIONS, META_KEYS, MODERN_VERSION } from '../../src/mcp/hot-messages.js';
+import { bearer } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { generatedCase } from './generated-messages.js';
 
@@ -191,7 +192,7 @@ describe('MCP hot path and SDK answer alike', () => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: BOTH,
-      authorization: `Bearer ${keys.get(url)}`,
+      authorization: bearer(keys.get(url)),
     };
     for (const [name, value] of Object.entries(c.headers ?? {})) {
       if (value === undefined) delete headers[name];

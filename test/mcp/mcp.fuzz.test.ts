@@ -15,6 +15,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, mcpPost } from '../calls.js';
 import {
   type Answer,
   assertNotPolluted,
@@ -262,25 +263,18 @@ describe('/mcp, hostile input in process', () => {
 
   it('afterwards tools/list is answered for the caller, in both eras, and nothing was polluted', async () => {
     assertNotPolluted(PROTOTYPES);
-    const headers = {
-      authorization: `Bearer ${secrets.key}`,
-      'content-type': 'application/json',
+    const modern = await mcpPost(h.app, secrets.key, modernRequest('tools/list'), {
       accept: ACCEPT,
-    };
-    const modern = await h.app.inject({
-      method: 'POST',
-      url: '/mcp',
-      headers: { ...headers, ...modernHeaders('tools/list') },
-      payload: JSON.stringify(modernRequest('tools/list')),
+      ...modernHeaders('tools/list'),
     });
     expect(modern.statusCode).toBe(200);
     expect(modern.json().result.tools.map((t: { name: string }) => t.name)).toContain('get_account');
-    const legacy = await h.app.inject({
-      method: 'POST',
-      url: '/mcp',
-      headers: { ...headers, 'mcp-protocol-version': '2025-06-18' },
-      payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
-    });
+    const legacy = await mcpPost(
+      h.app,
+      secrets.key,
+      { jsonrpc: '2.0', id: 7, method: 'tools/list' },
+      { accept: ACCEPT, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(legacy.statusCode).toBe(200);
     expect(legacy.json().result.tools.map((t: { name: string }) => t.name)).toContain('get_account');
   });
@@ -360,7 +354,7 @@ describe('/mcp, hostile input on a real socket', () => {
     const head = [
       'POST /mcp HTTP/1.1',
       'Connection: close',
-      `Authorization: Bearer ${secrets.key}`,
+      `Authorization: ${bearer(secrets.key)}`,
       ...lines,
     ];
     const ex = await exchange(
@@ -397,18 +391,12 @@ describe('/mcp, hostile input on a real socket', () => {
   });
 
   it('afterwards tools/list is answered for the caller over the socket', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${secrets.key}`,
-        'content-type': 'application/json',
-        accept: ACCEPT,
-        ...modernHeaders('tools/list'),
-      },
-      body: JSON.stringify(modernRequest('tools/list')),
+    const res = await mcpPost(port, secrets.key, modernRequest('tools/list'), {
+      accept: ACCEPT,
+      ...modernHeaders('tools/list'),
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { result: { tools: { name: string }[] } };
+    const body = res.json() as { result: { tools: { name: string }[] } };
     expect(body.result.tools.map((t) => t.name)).toContain('get_account');
   });
 });

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer } from '../calls.js';
 import { accountWithKey, E2E_ADMIN_TOKEN } from '../e2e/admin-client.js';
 import { type ServerProcess, startServer } from '../e2e/process.js';
 
@@ -63,7 +64,7 @@ function mcp(opts: {
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
     ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
-    ...(opts.key === null ? {} : { authorization: `Bearer ${opts.key ?? key}` }),
+    ...(opts.key === null ? {} : { authorization: bearer(opts.key ?? key) }),
   };
   const method = opts.method ?? 'POST';
   return new Promise((resolve, reject) => {

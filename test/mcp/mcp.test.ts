@@ -3,6 +3,7 @@
  * tools, answers, limits and balances as the HTTP route.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 import { connect, LINES, type McpClient } from './clients.js';
@@ -52,13 +53,7 @@ for (const line of LINES) {
       clients.push(c);
       return c;
     };
-    const http = (key: string, tool: string, body: unknown) =>
-      h.app.inject({
-        method: 'POST',
-        url: `/api/v1/tools/${tool}`,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: JSON.stringify(body),
-      });
+    const http = (key: string, tool: string, body: unknown) => callTool(h.app, key, tool, body);
 
     it('speaks the revision of its line', async () => {
       const { key } = await accountWithKey(h.services);

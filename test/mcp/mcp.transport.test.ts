@@ -3,6 +3,7 @@
  * and oversized bodies, batches, and one rate-limit budget per key shared with the HTTP route.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { connect } from './clients.js';
 
@@ -25,7 +26,7 @@ describe('/mcp over raw HTTP', () => {
         'content-type': 'application/json',
         accept: ACCEPT,
         'mcp-protocol-version': LEGACY_VERSION,
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(key ? { authorization: bearer(key) } : {}),
         ...headers,
       },
       body,
@@ -107,11 +108,7 @@ describe('/mcp over raw HTTP', () => {
     const { key } = await accountWithKey(h.services);
     // 4 per second on a clock that does not move: three over HTTP, then the v2 client's discovery.
     for (let i = 0; i < 3; i++) {
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const res = await callTool(h.app, key, 'get_account');
       expect(res.statusCode).toBe(200);
     }
     const client = await connect('v2', url, key);
@@ -121,11 +118,7 @@ describe('/mcp over raw HTTP', () => {
       const listed = await post(key, rpc('tools/list'));
       expect(listed.status).toBe(429);
       expect(listed.headers.get('retry-after')).toBe('1');
-      const overHttp = await h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const overHttp = await callTool(h.app, key, 'get_account');
       expect(overHttp.statusCode).toBe(429);
     } finally {
       await client.close();

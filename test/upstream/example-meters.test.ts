@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { ROOT, type ServerProcess, startServer } from '../e2e/process.js';
 import { scratchDir } from '../helpers.js';
@@ -86,12 +87,8 @@ describe("the README's meters example", () => {
 
     server = await startServer({ ...env(), EXAMPLE_UPSTREAM_TOKEN: TOKEN });
     const call = async (tool: string, body: unknown) => {
-      const res = await fetch(`${server!.url}/api/v1/tools/${tool}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
+      const res = await callTool(server!.url, key, tool, body);
+      return { status: res.status, body: res.json() as any };
     };
     const pages = await call('fetch_pages', { url: 'https://example.com', pages: 3 });
     expect(pages.status).toBe(200);

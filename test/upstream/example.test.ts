@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { ROOT, type ServerProcess, startServer } from '../e2e/process.js';
 import { scratchDir } from '../helpers.js';
@@ -90,15 +91,10 @@ describe("the README's example", () => {
     server = await startServer({ ...env, EXAMPLE_UPSTREAM_TOKEN: TOKEN });
     const key = /^ {2}(tg_[0-9A-Za-z]{11})$/m.exec(server.stdout())?.[1];
     expect(key).toBeDefined();
-    const call = (tool: string, body: unknown) =>
-      fetch(`${server!.url}/api/v1/tools/${tool}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+    const call = (tool: string, body: unknown) => callTool(server!.url, key!, tool, body);
     const people = await call('search_people', { title: 'CTO', limit: 3 });
     expect(people.status).toBe(200);
-    expect(((await people.json()) as { results: unknown[] }).results).toEqual([
+    expect((people.json() as { results: unknown[] }).results).toEqual([
       { name: 'Ada Liskov', title: 'CTO', company: 'Acme Corporation' },
       { name: 'Grace Dijkstra', title: 'CTO', company: 'Globex' },
       { name: 'Alan Allen', title: 'CTO', company: 'Initech' },

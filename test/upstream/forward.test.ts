@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ForwardCall, Upstreams, type UpstreamTarget } from '../../src/upstream/forward.js';
+import { bearer } from '../calls.js';
 import { readBody, sendJson } from './test-upstream.js';
 
 const BIG = 64 * 1024;
@@ -370,13 +371,13 @@ describe('Upstreams.forward', () => {
 
     it('adds configured headers, but they cannot override toolgate’s own', async () => {
       const seen = await echo({
-        Authorization: 'Bearer upstream-secret',
+        Authorization: bearer('upstream-secret'),
         'x-extra': 'yes',
         'X-Toolgate-Account': 'acc_forged',
         'x-request-id': 'forged',
         'Content-Type': 'text/plain',
       });
-      expect(seen.headers.authorization).toBe('Bearer upstream-secret');
+      expect(seen.headers.authorization).toBe(bearer('upstream-secret'));
       expect(seen.headers['x-extra']).toBe('yes');
       expect(seen.headers['x-toolgate-account']).toBe('acc_real');
       expect(seen.headers['x-request-id']).toBe('req_123');

@@ -8,17 +8,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { serveCatalogue } from '../../src/tools/catalogue.js';
+import { bearer, callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from './test-upstream.js';
 
 const UNSENDABLE: [string, string][] = [
-  ['ESC', 'Bearer \u001b[31mred'],
-  ['a byte-order mark', '\ufeffBearer x'],
-  ['a lone surrogate', 'Bearer \ud800x'],
+  ['ESC', bearer('\u001b[31mred')],
+  ['a byte-order mark', `\ufeff${bearer('x')}`],
+  ['a lone surrogate', bearer('\ud800x')],
   ['a tab', 'Bearer\tx'],
-  ['DEL', 'Bearer x\u007f'],
-  ['a Latin-1 letter', 'Bearer caf\u00e9'],
-  ['an emoji', 'Bearer \u{1f600}'],
+  ['DEL', bearer('x\u007f')],
+  ['a Latin-1 letter', bearer('caf\u00e9')],
+  ['an emoji', bearer('\u{1f600}')],
 ];
 
 let upstream: TestUpstream;
@@ -34,13 +35,7 @@ afterEach(async () => {
   upstream.reset();
 });
 
-const call = async (app: AppHarness, key: string, tool: string) =>
-  app.app.inject({
-    method: 'POST',
-    url: `/api/v1/tools/${tool}`,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    payload: '{}',
-  });
+const call = async (app: AppHarness, key: string, tool: string) => callTool(app.app, key, tool, {});
 
 describe('header values written in the catalogue', () => {
   it.each(UNSENDABLE)('one holding %s is refused at import, naming the header', async (_what, value) => {
@@ -89,10 +84,10 @@ describe('a variable holding what a header cannot carry', () => {
   it.each(UNSENDABLE)(
     '%s: 503 with one warning naming the variable, no 502 per call',
     async (_what, value) => {
-      const env = { PEOPLE_TOKEN: value.replace('Bearer ', '') };
+      const env = { PEOPLE_TOKEN: value.replace(bearer(''), '') };
       h = await scratchApp({ catalogue: { env } });
       const put = await h.services.catalogue.put('people', {
-        upstream: { url: `${upstream.url}/ping`, headers: { Authorization: 'Bearer ${PEOPLE_TOKEN}' } },
+        upstream: { url: `${upstream.url}/ping`, headers: { Authorization: bearer('${PEOPLE_TOKEN}') } },
       });
       expect(put.ok).toBe(true);
       const { key } = await accountWithKey(h.services);

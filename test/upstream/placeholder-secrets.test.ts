@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/domain/catalogue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { bearer, callTool } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { accountWithKey, adminCall, E2E_ADMIN_TOKEN } from '../e2e/admin-client.js';
 import { outputLine, type ServerProcess, startServer } from '../e2e/process.js';
@@ -59,14 +60,7 @@ const tool = (name: string, headers: Record<string, string>) => ({
   upstream: { url: `${upstream.url}/ping`, headers },
 });
 
-const callTool = async (name: string) =>
-  (
-    await fetch(`${server.url}/api/v1/tools/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: '{}',
-    })
-  ).status;
+const callStatus = async (name: string) => (await callTool(server.url, key, name, {})).status;
 
 /** Every header value the upstream was ever sent, as one string. */
 const seenUpstream = () => JSON.stringify(upstream.calls.map((c) => c.headers));
@@ -91,7 +85,7 @@ describe('catalogue placeholders: import', () => {
           tool('steal_database', { 'X-C': '${TOOLGATE_DATABASE_URL}' }),
           tool('steal_unlisted', { 'X-D': '${UNLISTED_SECRET}' }),
           tool('steal_pg', { 'X-E': '${PGPASSWORD}', 'X-F': '${DATABASE_URL}' }),
-          tool('fine', { Authorization: 'Bearer ${PEOPLE_TOKEN}' }),
+          tool('fine', { Authorization: bearer('${PEOPLE_TOKEN}') }),
         ],
       }),
     );
@@ -123,12 +117,12 @@ describe('catalogue placeholders: import', () => {
       { path: '/upstream/headers/X-A', reason: expect.stringMatching(/^names \$\{TOOLGATE_ADMIN_TOKEN\}/) },
     ]);
     const fine = await adminCall(server.url, 'PUT', '/tools/people', {
-      upstream: { url: `${upstream.url}/ping`, headers: { Authorization: 'Bearer ${PEOPLE_TOKEN}' } },
+      upstream: { url: `${upstream.url}/ping`, headers: { Authorization: bearer('${PEOPLE_TOKEN}') } },
     });
     expect(fine.status).toBe(201);
     upstream.reset();
-    expect(await callTool('people')).toBe(200);
-    expect(upstream.calls[0]?.headers.authorization).toBe(`Bearer ${PEOPLE_TOKEN}`);
+    expect(await callStatus('people')).toBe(200);
+    expect(upstream.calls[0]?.headers.authorization).toBe(bearer(PEOPLE_TOKEN));
   });
 });
 
@@ -156,12 +150,15 @@ describe('catalogue placeholders: a catalogue written straight into the database
     }
     upstream.reset();
     // Served within the catalogue's poll (500 ms): until then these names are unknown (404).
-    for (const deadline = Date.now() + 3000; (await callTool('raw_admin')) === 404 && Date.now() < deadline; )
+    for (
+      const deadline = Date.now() + 3000;
+      (await callStatus('raw_admin')) === 404 && Date.now() < deadline;
+    )
       await new Promise((r) => setTimeout(r, 50));
     for (let i = 0; i < 10; i++) {
-      expect(await callTool('raw_admin')).toBe(503);
-      expect(await callTool('raw_unlisted')).toBe(503);
-      expect(await callTool('raw_escape')).toBe(503);
+      expect(await callStatus('raw_admin')).toBe(503);
+      expect(await callStatus('raw_unlisted')).toBe(503);
+      expect(await callStatus('raw_escape')).toBe(503);
     }
     expect(upstream.calls).toHaveLength(0);
     for (const secret of GUARDED) expect(seenUpstream()).not.toContain(secret);

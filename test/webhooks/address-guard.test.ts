@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { embeddedIpv4, isBlockedAddress } from '../../src/webhooks/address-guard.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
+import { admin } from '../calls.js';
 import { ADMIN_TOKEN, type AppHarness, scratchApp } from '../helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
@@ -84,12 +85,7 @@ describe('adding an endpoint through the admin API', () => {
   it.each(CARRYING_PRIVATE.filter(([a]) => !a.includes('%')))(
     'refuses http://[%s]/ with 400 naming the address',
     async (address) => {
-      const res = await h.app.inject({
-        method: 'POST',
-        url: '/admin/v1/webhooks',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        payload: JSON.stringify({ url: `http://[${address}]/hooks` }),
-      });
+      const res = await admin(h.app, ADMIN_TOKEN).post('/webhooks', { url: `http://[${address}]/hooks` });
       expect(res.statusCode).toBe(400);
       expect(res.json().message).toMatch(/loopback, private, link-local or reserved address/);
       expect(await h.services.webhooks.list()).toEqual({ ok: true, value: [] });

@@ -4,6 +4,7 @@
  * days, and counts read whether or not they have been written yet.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 import { connect } from '../mcp/clients.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
@@ -44,13 +45,7 @@ describe('account tools', () => {
   });
   afterEach(async () => h.close());
 
-  const call = (key: string, tool: string, body: unknown = {}) =>
-    h.app.inject({
-      method: 'POST',
-      url: `/api/v1/tools/${tool}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
+  const call = (key: string, tool: string, body: unknown = {}) => callTool(h.app, key, tool, body);
 
   describe('get_billing', () => {
     it('a plan that is no subscription: status none, no period, and every tool with its cost', async () => {

@@ -6,9 +6,10 @@
  * nothing is consumed or charged, never counted as 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../calls.js';
+import { type BackendApp, backends } from '../http/admin.backends.js';
+import { admin } from '../http/admin.test-helpers.js';
 import { startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
-import { type BackendApp, backends } from './admin.backends.js';
-import { admin } from './admin.test-helpers.js';
 
 /** The upstream's answer, as text (so numbers JSON.stringify would rewrite go out as written), by case. */
 const ANSWERS: Record<string, string> = {
@@ -67,13 +68,7 @@ for (const backend of await backends()) {
       await upstream?.close();
     });
 
-    const call = (which: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/api/v1/tools/count_things',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        payload: JSON.stringify({ case: which }),
-      });
+    const call = (which: string) => callTool(h.app, key, 'count_things', { case: which });
     const standing = async () => {
       const body = (await admin(h).get(`/accounts/${account}`)).json();
       return { balance: body.token_balance, enrich: body.fair_use.enrich };

@@ -5,6 +5,7 @@
  * never reaches the upstream.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, callTool } from '../calls.js';
 import { type AppHarness, accountOnPlan, accountWithKey, scratchApp } from '../helpers.js';
 import { sendJson, startTestUpstream, type TestUpstream } from '../upstream/test-upstream.js';
 
@@ -22,7 +23,7 @@ function catalogue(upstream: string) {
           required: ['title'],
           additionalProperties: false,
         },
-        upstream: { url: `${upstream}/search`, headers: { Authorization: 'Bearer ${PEOPLE_TOKEN}' } },
+        upstream: { url: `${upstream}/search`, headers: { Authorization: bearer('${PEOPLE_TOKEN}') } },
         metering: {
           category: 'search',
           expected_records_pointer: '/limit',
@@ -89,13 +90,7 @@ describe('catalogue tools', () => {
   });
   afterEach(async () => h.close());
 
-  const call = (key: string, tool: string, body: unknown) =>
-    h.app.inject({
-      method: 'POST',
-      url: `/api/v1/tools/${tool}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
+  const call = (key: string, tool: string, body: unknown) => callTool(h.app, key, tool, body);
   const account = async (id: string) => {
     const a = await h.services.accounts.get(id);
     if (!a.ok) throw new Error('no account');
@@ -135,7 +130,7 @@ describe('catalogue tools', () => {
       'x-toolgate-account': accountId,
       'x-toolgate-key': keyId,
       'x-toolgate-tool': 'search_people',
-      authorization: 'Bearer upstream-secret',
+      authorization: bearer('upstream-secret'),
     });
     expect(JSON.stringify(forwarded?.headers)).not.toContain(key);
   });

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DataTool } from '../../src/tools/tool.js';
+import { callTool } from '../calls.js';
 import { type AppHarness, accountWithKey, scratchApp } from '../helpers.js';
 
 /** Test-only tools: an enrich tool returning `count` records at 1 token each, and a search tool. */
@@ -58,13 +59,7 @@ describe('metered tools', () => {
   });
   afterEach(async () => h.close());
 
-  const call = (key: string, tool: string, body: unknown) =>
-    h.app.inject({
-      method: 'POST',
-      url: `/api/v1/tools/${tool}`,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
+  const call = (key: string, tool: string, body: unknown) => callTool(h.app, key, tool, body);
   const state = async (accountId: string) => {
     const s = await h.services.accounts.get(accountId);
     if (!s.ok) throw new Error('no account');
@@ -189,11 +184,7 @@ describe('metered tools', () => {
     const { key, accountId } = await accountWithKey(h.services, { tokens: 10 });
     await call(key, 'test_enrich', { count: 2 });
     const before = await state(accountId);
-    await h.app.inject({
-      method: 'POST',
-      url: '/api/v1/tools/get_account',
-      headers: { authorization: `Bearer ${key}` },
-    });
+    await callTool(h.app, key, 'get_account');
     expect(await state(accountId)).toEqual(before);
   });
 });
