@@ -166,6 +166,26 @@ export const NO_STORE = 'no-store';
 export const accountPath = (accountId: string, path = '') => `/console/a/${accountId}/${path}`;
 
 /** Renders `template` in the layout of an account's pages, with the navigation and the sign-out form. */
+/**
+ * A page of one account that only reads: GET `/a/:accountId/<path>` for any of its members (the
+ * guard answers 404 to anyone else), rendered as `template` with what `data` makes for the account.
+ */
+export function accountPage(
+  app: FastifyInstance,
+  deps: ConsolePageDeps,
+  page: { path: string; current: PageName; template: string },
+  data: (accountId: string) => Promise<Record<string, unknown>> | Record<string, unknown>,
+): void {
+  app.get<{ Params: AccountParams }>(
+    `/a/:accountId/${page.path}`,
+    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
+    async (request, reply) => {
+      const { accountId } = accountOf(request).membership;
+      return renderAccountPage(request, reply, page.current, page.template, await data(accountId));
+    },
+  );
+}
+
 export async function renderAccountPage(
   request: FastifyRequest,
   reply: FastifyReply,

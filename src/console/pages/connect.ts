@@ -4,13 +4,7 @@
  * operator's own admin API left out).
  */
 import type { FastifyInstance } from 'fastify';
-import {
-  ACCOUNT_PARAMS,
-  type AccountParams,
-  accountGuard,
-  type ConsolePageDeps,
-  renderAccountPage,
-} from '../context.js';
+import { accountPage, type ConsolePageDeps } from '../context.js';
 
 export interface Operation {
   method: string;
@@ -43,24 +37,20 @@ export function operations(document: Record<string, unknown>): Operation[] {
 }
 
 export async function connectPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  app.get<{ Params: AccountParams }>(
-    '/a/:accountId/connect',
-    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
-    async (request, reply) => {
-      const base = deps.service.publicUrl();
-      const mcpUrl = `${base}/mcp`;
-      const cursor = JSON.stringify(
-        { mcpServers: { toolgate: { url: mcpUrl, headers: { Authorization: 'Bearer <your API key>' } } } },
-        null,
-        2,
-      );
-      return renderAccountPage(request, reply, 'Connect', 'connect', {
-        base,
-        mcpUrl,
-        claudeCode: `claude mcp add --transport http toolgate ${mcpUrl} --header "Authorization: Bearer <your API key>"`,
-        cursor,
-        operations: operations(deps.openapi()),
-      });
-    },
-  );
+  accountPage(app, deps, { path: 'connect', current: 'Connect', template: 'connect' }, () => {
+    const base = deps.service.publicUrl();
+    const mcpUrl = `${base}/mcp`;
+    const cursor = JSON.stringify(
+      { mcpServers: { toolgate: { url: mcpUrl, headers: { Authorization: 'Bearer <your API key>' } } } },
+      null,
+      2,
+    );
+    return {
+      base,
+      mcpUrl,
+      claudeCode: `claude mcp add --transport http toolgate ${mcpUrl} --header "Authorization: Bearer <your API key>"`,
+      cursor,
+      operations: operations(deps.openapi()),
+    };
+  });
 }

@@ -6,29 +6,24 @@
 import type { FastifyInstance } from 'fastify';
 import { userActor } from '../../service/console.js';
 import {
-  ACCOUNT_PARAMS,
   type AccountParams,
   accountGuard,
   accountOf,
+  accountPage,
   accountThingParams,
   type ConsolePageDeps,
   notFound,
-  renderAccountPage,
 } from '../context.js';
 
 type GrantParams = AccountParams & { grantId: string };
 const GRANT_PARAMS = accountThingParams('grantId', 128);
 
 export async function connectedAppsPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  app.get<{ Params: AccountParams }>(
-    '/a/:accountId/connected-apps',
-    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
-    async (request, reply) => {
-      const { accountId } = accountOf(request).membership;
-      return renderAccountPage(request, reply, 'Connected apps', 'connected-apps', {
-        apps: await deps.connectedApps.list(accountId),
-      });
-    },
+  accountPage(
+    app,
+    deps,
+    { path: 'connected-apps', current: 'Connected apps', template: 'connected-apps' },
+    async (accountId) => ({ apps: await deps.connectedApps.list(accountId) }),
   );
 
   app.post<{ Params: GrantParams }>(

@@ -4,15 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { GetAccountResponse } from '../../service/views.js';
-import {
-  ACCOUNT_PARAMS,
-  type AccountParams,
-  accountGuard,
-  accountOf,
-  type ConsolePageDeps,
-  notFound,
-  renderAccountPage,
-} from '../context.js';
+import { accountPage, type ConsolePageDeps, notFound } from '../context.js';
 
 interface WindowRow {
   category: string;
@@ -54,18 +46,10 @@ export function windowRows(fairUse: unknown): WindowRow[] {
 }
 
 export async function overviewPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  app.get<{ Params: AccountParams }>(
-    '/a/:accountId/',
-    { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
-    async (request, reply) => {
-      const { accountId } = accountOf(request).membership;
-      const json = await deps.uses.accountViewJson(accountId);
-      if (json === undefined) throw notFound();
-      const { results } = JSON.parse(json) as GetAccountResponse;
-      return renderAccountPage(request, reply, 'Overview', 'overview', {
-        account: results,
-        windows: windowRows(results.fair_use),
-      });
-    },
-  );
+  accountPage(app, deps, { path: '', current: 'Overview', template: 'overview' }, async (accountId) => {
+    const json = await deps.uses.accountViewJson(accountId);
+    if (json === undefined) throw notFound();
+    const { results } = JSON.parse(json) as GetAccountResponse;
+    return { account: results, windows: windowRows(results.fair_use) };
+  });
 }

@@ -26,46 +26,50 @@ export async function metaRoutes(
   app: FastifyInstance,
   opts: { store: StoreHealth; catalogue?: ServedCatalogue; console?: boolean },
 ) {
-  app.get(
-    '/healthz',
-    {
-      schema: {
-        ...probe,
-        operationId: 'checkHealth',
-        summary: 'Liveness and store reachability (503 unavailable when the store is down)',
-        response: {
-          200: Type.Object({ status: Type.Literal('ok'), store: Type.String() }),
-          503: ErrorBodySchema,
-        },
-      },
-    },
-    async () => {
-      await opts.store.ping();
-      return { status: 'ok' as const, store: opts.store.backend };
-    },
-  );
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        ...probe,
-        operationId: 'checkReadiness',
-        summary: 'Readiness: whether the store accepts writes (503 unavailable while it refuses them)',
-        response: {
-          200: Type.Object({ status: Type.Literal('ready'), store: Type.String() }),
-          503: ErrorBodySchema,
-        },
-      },
-    },
-    async () => {
-      await opts.store.ready();
-      return { status: 'ready' as const, store: opts.store.backend };
-    },
-  );
+  probeRoute(app, '/healthz', {
+    operationId: 'checkHealth',
+    summary: 'Liveness and store reachability (503 unavailable when the store is down)',
+    status: 'ok',
+    check: () => opts.store.ping(),
+    backend: opts.store.backend,
+  });
+  probeRoute(app, '/readyz', {
+    operationId: 'checkReadiness',
+    summary: 'Readiness: whether the store accepts writes (503 unavailable while it refuses them)',
+    status: 'ready',
+    check: () => opts.store.ready(),
+    backend: opts.store.backend,
+  });
   // With the console on, a person opening the server's address lands on it.
   if (opts.console)
     app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
   else app.get('/', { schema: { hide: true } }, async () => ROOT);
   const openapi = new OpenApiDocument(() => app.swagger() as Record<string, unknown>, opts.catalogue);
   app.get('/openapi.json', { schema: { hide: true } }, async () => openapi.current());
+}
+
+/** A probe: 200 `{status, store}` once `check` passes; its failure (the store down) is the 503. */
+function probeRoute(
+  app: FastifyInstance,
+  path: string,
+  p: { operationId: string; summary: string; status: string; check: () => Promise<void>; backend: string },
+): void {
+  app.get(
+    path,
+    {
+      schema: {
+        ...probe,
+        operationId: p.operationId,
+        summary: p.summary,
+        response: {
+          200: Type.Object({ status: Type.Literal(p.status), store: Type.String() }),
+          503: ErrorBodySchema,
+        },
+      },
+    },
+    async () => {
+      await p.check();
+      return { status: p.status, store: p.backend };
+    },
+  );
 }
