@@ -21,7 +21,7 @@ import {
 } from '../domain/usage-history.js';
 import type { AccountSnapshot, UsageGroup } from '../store/store.js';
 import { now, type ServiceDeps } from './context.js';
-import { mergeGroups, settledUsageOf } from './settled-usage.js';
+import { mergeGroups, SettledUsage } from './settled-usage.js';
 
 /** Counts as the account tools and the admin API show them (snake_case). */
 export interface CountsView {
@@ -83,7 +83,12 @@ export interface HistoryView {
 const balanceOf = (s: AccountSnapshot) => (isUnlimited(s.account, s.plan) ? -1 : s.account.tokenBalance);
 
 export class BillingService {
-  constructor(private readonly deps: ServiceDeps) {}
+  /** Settled days' sums, kept a while: made once, with the use cases. */
+  private readonly settled: SettledUsage;
+
+  constructor(private readonly deps: ServiceDeps) {
+    this.settled = new SettledUsage(deps);
+  }
 
   billing(snapshot: AccountSnapshot, tokenCosts: Record<string, TokenCost>): BillingView {
     const { account, plan } = snapshot;
@@ -155,7 +160,7 @@ export class BillingService {
 
   /** The stored groups (settled days from memory), with this server's counts not yet written added in. */
   async groups(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]> {
-    const stored = await settledUsageOf(this.deps).groups(accountId, from, to, by);
+    const stored = await this.settled.groups(accountId, from, to, by);
     return mergeGroups(stored, this.deps.usageCounters?.unwritten(accountId, from, to, by) ?? []);
   }
 }

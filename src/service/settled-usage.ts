@@ -64,15 +64,3 @@ export class SettledUsage {
     return groups;
   }
 }
-
-const kept = new WeakMap<UsageHistoryStore, SettledUsage>();
-
-/** One keeper per store: the use cases are made per request (`Services.as`), the store once. */
-export function settledUsageOf(deps: Pick<ServiceDeps, 'clock' | 'store'>): SettledUsage {
-  let s = kept.get(deps.store.usageHistory);
-  if (!s) {
-    s = new SettledUsage(deps);
-    kept.set(deps.store.usageHistory, s);
-  }
-  return s;
-}
