@@ -5,6 +5,7 @@
  */
 import type Provider from 'oidc-provider';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
+import { personSubject } from '../domain/users.js';
 import type { KeyUsageRecorder } from '../service/key-usage.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
@@ -143,6 +144,6 @@ export class OAuthServer {
  * connect several of a person's accounts without the provider taking it for another person's
  * sign-in. The account is the grant's key row's.
  */
-export const subjectOf = (email: string) => `email:${email.toLowerCase()}`;
+export const subjectOf = personSubject;
 export const emailOfSubject = (sub: string | undefined) =>
   sub?.startsWith('email:') ? sub.slice(6) : undefined;
