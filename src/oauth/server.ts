@@ -85,6 +85,11 @@ export class OAuthServer {
       accessTokenTtl: Math.min(this.opts.accessTokenTtl ?? 3600, 3600),
       refreshTokenTtl: this.opts.refreshTokenTtl ?? 30 * 24 * 3600,
       isAllowedRedirect: redirectAllowed,
+      // A refresh asks for the grant: its key row must still be active, as every call asks of it.
+      grantActive: async (grantId) => {
+        const key = await this.opts.store.keys.get(grantId);
+        return key !== undefined && key.revokedAt === null;
+      },
       ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
     });
     // A grant the library revokes (the revocation endpoint, a reused refresh token) ends its key row too.
