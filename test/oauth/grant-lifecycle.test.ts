@@ -157,7 +157,7 @@ function lifecycle(backend: Backend, skip = false) {
       const { accountId } = await accountWithKey(live.services, { name: 'Paused Ltd' });
       await live.services.accounts.update(accountId, { status: 'suspended' }, admin);
       const page = await consentPage(accountId, 'sam@example.com', 'owner');
-      expect(page.html).toContain('Paused Ltd is suspended');
+      expect(page.html).toContain('Paused Ltd is suspended: no connector can be allowed for it.');
       const res = await forgedAllow(page, accountId);
       expect(res.status).toBe(403);
       expect(await live.oauth.grants.list(accountId)).toHaveLength(0);
