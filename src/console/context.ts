@@ -11,6 +11,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccountStatus } from '../domain/accounts.js';
 import { errorStatus } from '../domain/api-error.js';
 import type { Clock } from '../domain/clock.js';
 import type { BillingService, TokenCost } from '../service/billing.js';
@@ -52,6 +53,8 @@ export interface AccountContext {
   who: SignedIn;
   membership: Membership;
   owner: boolean;
+  /** The account's status as of this request: the layout says when it is suspended or closed. */
+  status: AccountStatus;
 }
 
 export type AccountParams = { accountId: string };
@@ -109,7 +112,8 @@ export function accountGuard(deps: ConsolePageDeps, ownersOnly = false): preHand
     if (!membership) throw notFound();
     const owner = membership.role === 'owner';
     if (ownersOnly && !owner) throw notFound();
-    (request as WithContext)[CONTEXT] = { who, membership, owner };
+    const status = (await deps.uses.reads.getSnapshot(accountId))?.account.status ?? 'active';
+    (request as WithContext)[CONTEXT] = { who, membership, owner, status };
   };
 }
 
@@ -209,6 +213,7 @@ export async function renderAccountPage(
     accountId,
     role: ctx.membership.role,
     owner: ctx.owner,
+    accountStatus: ctx.status,
     several: ctx.who.memberships.length > 1,
     csrf: csrfToken(reply),
     ...data,

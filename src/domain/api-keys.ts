@@ -116,3 +116,6 @@ export function keyHint(key: string): string {
   const prefix = key.slice(0, key.indexOf('_') + 1);
   return `${prefix}…${key.slice(-4)}`;
 }
+
+/** The hint an OAuth grant's key row shows instead of a key's last characters: how lists mark a grant. */
+export const GRANT_HINT = 'oauth grant';

@@ -26,3 +26,9 @@ export function validateUser(email: unknown, role: unknown): Result<{ email: str
   }
   return ok({ email: email.trim().toLowerCase(), role: r as UserRole });
 }
+
+/**
+ * The subject of an OAuth grant: the person (their email), not the account. The grant's key row
+ * names the account; the provider's Grant row names the person, so a person's grants are found by it.
+ */
+export const personSubject = (email: string) => `email:${email.toLowerCase()}`;

@@ -15,8 +15,18 @@ export const hashId = (id: string): string => createHash('sha256').update(id).di
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** The adapter class oidc-provider instantiates once per model name. */
-export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
+/**
+ * The adapter class oidc-provider instantiates once per model name. `grantActive` is asked of every
+ * Grant found: a grant whose key row was revoked (its person removed, its account closed, the
+ * console's Revoke) is not found, so the library refuses what needs it (a refresh: `invalid_grant`)
+ * even where its own rows of that grant are still there.
+ */
+export function storeAdapter(
+  store: OAuthStore,
+  grantActive?: (grantId: string) => Promise<boolean>,
+): new (
+  name: string,
+) => Adapter {
   return class StoreAdapter implements Adapter {
     private readonly key: (id: string) => string;
 
@@ -44,6 +54,7 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       const payload = this.payload(await store.find(this.name, this.key(id), nowSeconds()));
+      if (payload && this.name === 'Grant' && grantActive && !(await grantActive(id))) return undefined;
       return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 

@@ -6,7 +6,7 @@
  * server through the change feed that keeps key caches true.
  */
 import type { ApiKeyRecord } from '../domain/api-keys.js';
-import { digestKey } from '../domain/api-keys.js';
+import { digestKey, GRANT_HINT } from '../domain/api-keys.js';
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import { newId } from '../domain/ids.js';
 import { actingAs, draftAudit } from '../service/audit.js';
@@ -18,8 +18,7 @@ export interface GrantKeyDeps {
   clock: Clock;
 }
 
-/** The hint a grant's key row shows instead of a key's last characters: how lists mark a grant. */
-export const GRANT_HINT = 'oauth grant';
+export { GRANT_HINT };
 
 /** The digest a grant's key row is found by, from the grant's id. */
 export const grantDigest = (secret: string, grantId: string) => digestKey(secret, `oauth-grant:${grantId}`);

@@ -27,6 +27,8 @@ export interface ProviderOptions {
   refreshTokenTtl: number;
   /** Outgoing requests for Client ID Metadata Documents (tests pass one that trusts their own CA). */
   fetch?: Configuration['fetch'];
+  /** Whether the grant's key row is active (not revoked; its account not closed). */
+  grantActive?: (grantId: string) => Promise<boolean>;
   /** Whether a redirect URI may be `http:` on a host that is not loopback (never in production). */
   isAllowedRedirect: (uri: string) => boolean;
 }
@@ -48,7 +50,7 @@ export function createProvider(opts: ProviderOptions): Provider {
       ),
     );
   const configuration: Configuration = {
-    adapter: storeAdapter(opts.store),
+    adapter: storeAdapter(opts.store, opts.grantActive),
     clients: [],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],

@@ -5,6 +5,7 @@
  */
 import type Provider from 'oidc-provider';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
+import { personSubject } from '../domain/users.js';
 import type { KeyUsageRecorder } from '../service/key-usage.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
@@ -84,6 +85,11 @@ export class OAuthServer {
       accessTokenTtl: Math.min(this.opts.accessTokenTtl ?? 3600, 3600),
       refreshTokenTtl: this.opts.refreshTokenTtl ?? 30 * 24 * 3600,
       isAllowedRedirect: redirectAllowed,
+      // A refresh asks for the grant: its key row must still be active, as every call asks of it.
+      grantActive: async (grantId) => {
+        const key = await this.opts.store.keys.get(grantId);
+        return key !== undefined && key.revokedAt === null;
+      },
       ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
     });
     // A grant the library revokes (the revocation endpoint, a reused refresh token) ends its key row too.
@@ -143,6 +149,6 @@ export class OAuthServer {
  * connect several of a person's accounts without the provider taking it for another person's
  * sign-in. The account is the grant's key row's.
  */
-export const subjectOf = (email: string) => `email:${email.toLowerCase()}`;
+export const subjectOf = personSubject;
 export const emailOfSubject = (sub: string | undefined) =>
   sub?.startsWith('email:') ? sub.slice(6) : undefined;

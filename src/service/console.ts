@@ -15,7 +15,7 @@ import type { AccountService } from './accounts.js';
 import { type AuditContext, actingAs, draftAudit } from './audit.js';
 import { type BillingService, type CountsView, countsView } from './billing.js';
 import type { ServiceDeps } from './context.js';
-import type { UserService } from './users.js';
+import { guardRefusal, type UserService } from './users.js';
 
 /** A signed-in person: one email, any number of accounts. */
 export interface SignedIn {
@@ -198,7 +198,11 @@ export class ConsoleService {
     email: unknown,
     role: unknown,
   ): Promise<Result<SignInMail>> {
-    const added = await this.uses.users.add(accountId, email, role, userActor(actorEmail));
+    // Decided in the write's transaction: the inviter is still an owner, the account still active.
+    const added = await this.uses.users.add(accountId, email, role, userActor(actorEmail), {
+      byOwner: actorEmail,
+      activeAccount: true,
+    });
     if (!added.ok) return added;
     const account = await this.deps.store.accounts.get(accountId);
     const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
@@ -303,7 +307,13 @@ export class ConsoleService {
       email: user.email,
       role: valid.value.role,
     });
-    const updated = await this.store.setUserRole(userId, valid.value.role, audit);
+    // Decided in the write's transaction (the account's row locked on PostgreSQL): the actor is still
+    // an owner, and the account keeps one, whatever another owner did a moment before.
+    const updated = await this.deps.store.users.setRole(userId, valid.value.role, audit, {
+      byOwner: actorEmail,
+      keepAnOwner: true,
+    });
+    if (typeof updated === 'string') return guardRefusal(updated);
     return updated ? ok(updated) : fail('not_found', `No user "${userId}".`);
   }
 
@@ -311,7 +321,10 @@ export class ConsoleService {
   async removeUser(actorEmail: string, accountId: string, userId: string): Promise<Result<unknown>> {
     const user = await this.deps.store.users.get(userId);
     if (!user || user.accountId !== accountId) return fail('not_found', `No user "${userId}".`);
-    const removed = await this.uses.users.remove(userId, userActor(actorEmail));
+    const removed = await this.uses.users.remove(userId, userActor(actorEmail), {
+      byOwner: actorEmail,
+      keepAnOwner: true,
+    });
     if (!removed.ok) return removed;
     if ((await this.store.memberships(user.email)).length === 0) await this.store.endSessionsOf(user.email);
     return removed;

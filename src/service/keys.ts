@@ -50,10 +50,15 @@ export class KeyService {
     this.digests = new KeyDigests<KeyNotes>(deps.keySecret);
   }
 
+  /**
+   * `opts.activeAccount` (the console): refuse a suspended account too. An operator (admin API, CLI)
+   * may still make a key for a suspended account, to hand over once it is active again.
+   */
   async create(
     accountId: string,
     name?: unknown,
     by?: AuditContext,
+    opts: { activeAccount?: boolean } = {},
   ): Promise<Result<KeyRecord & { key: string }>> {
     if (name != null && (typeof name !== 'string' || name.length > 100)) {
       return fail('invalid_arguments', 'name must be a string of at most 100 characters.');
@@ -62,6 +67,8 @@ export class KeyService {
     if (!account) return fail('not_found', `No account "${accountId}".`);
     if (account.status === 'closed')
       return fail('conflict', 'The account is closed; it cannot have new keys.');
+    if (opts.activeAccount && account.status === 'suspended')
+      return fail('conflict', 'The account is suspended; it cannot have new keys.');
     const key = generateKey(this.deps.keyPrefix);
     const record: ApiKeyRecord = {
       id: newId('key', this.deps.clock.now()),

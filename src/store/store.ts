@@ -17,7 +17,7 @@ import type { ToolDefinition } from '../domain/catalogue.js';
 import type { EpochSeconds } from '../domain/clock.js';
 import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
-import type { User, UserRole } from '../domain/users.js';
+import type { UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
 import type { AccountStore } from './accounts-store.js';
 import type { AuditStore } from './audit-store.js';
@@ -37,7 +37,7 @@ export type { OAuthStore } from './oauth-store.js';
 export type { Page } from './page.js';
 export type { PlanStore } from './plans-store.js';
 export { chargeEntry, type UsageCommit, type UsageOutcome, type UsageStore } from './usage-store.js';
-export type { UserStore } from './users-store.js';
+export type { GuardRefusal, MemberGuard, UserRemoval, UserStore } from './users-store.js';
 
 /** A catalogue tool as stored. */
 export interface StoredTool {
@@ -206,8 +206,6 @@ export interface ConsoleStore {
   endSessionsOf(email: string): Promise<number>;
   /** The accounts the email is a user of, by account id. */
   memberships(email: string): Promise<ConsoleMembership[]>;
-  /** Sets a user's role (audited when the user exists); the user after, or undefined. */
-  setUserRole(userId: string, role: UserRole, audit?: AuditEntry): Promise<User | undefined>;
   /** Deletes links expired before `now` and sessions idle since `idleBefore` or made before `createdBefore`. */
   prune(now: EpochSeconds, idleBefore: EpochSeconds, createdBefore: EpochSeconds): Promise<void>;
 }

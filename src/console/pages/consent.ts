@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowFormAction } from '../../http/web-headers.js';
 import { type ConsolePageDeps, renderPlainPage } from '../context.js';
-import type { SignedIn } from '../identity.js';
+import type { Membership, SignedIn } from '../identity.js';
 import type { Consent, PendingConsent } from '../ports.js';
 
 /** How much of a client's name the page shows: it is the client's to choose, at any length. */
@@ -30,6 +30,19 @@ export function cspSource(redirectUri: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Why the person may not allow a connector for this account, or undefined when they may. A grant is
+ * an API key's equal, so it takes what making a key takes: an owner, of an account neither suspended
+ * nor closed.
+ */
+export async function allowRefusal(deps: ConsolePageDeps, m: Membership): Promise<string | undefined> {
+  if (m.role !== 'owner') return `Only an owner of ${m.accountName} can allow a connector.`;
+  const status = (await deps.uses.reads.getSnapshot(m.accountId))?.account.status;
+  if (status !== undefined && status !== 'active')
+    return `${m.accountName} is ${status}: no connector can be allowed for it.`;
+  return undefined;
 }
 
 type UidRequest = FastifyRequest<{ Params: { uid: string } }>;
@@ -82,13 +95,22 @@ export async function consentPage(
       // The browser applies form-action to the redirects after the POST too: they lead to the client.
       const formTo = cspSource(pending.redirectUri);
       if (formTo) allowFormAction(reply, [formTo]);
+      const accounts = await Promise.all(
+        who.memberships.map(async (m) => ({
+          id: m.accountId,
+          name: m.accountName,
+          refused: (await allowRefusal(deps, m)) ?? null,
+        })),
+      );
       return renderPlainPage(reply, 'consent', {
         title: who.memberships.length > 0 ? 'Connect an app' : 'No account',
         email: who.email,
         action: `/console/consent/${encodeURIComponent(pending.uid)}`,
         clientName: clip(pending.clientName),
         redirectHost: pending.redirectHost,
-        accounts: who.memberships.map((m) => ({ id: m.accountId, name: m.accountName })),
+        accounts,
+        allowed: accounts.filter((a) => a.refused === null),
+        refused: accounts.filter((a) => a.refused !== null),
       });
     },
   );
@@ -104,6 +126,8 @@ export async function consentPage(
         return reply.redirect(await deps.consent.deny(request.raw, reply.raw), 303);
       const membership = found.who.memberships.find((m) => m.accountId === body.account_id);
       if (!membership) return message(reply, 403, 'Refused', 'You do not belong to that account.');
+      const refusal = await allowRefusal(deps, membership);
+      if (refusal) return message(reply, 403, 'Refused', refusal);
       return reply.redirect(await deps.consent.allow(request.raw, reply.raw, found.who, membership), 303);
     },
   );

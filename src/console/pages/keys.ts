@@ -75,6 +75,7 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
         membership.accountId,
         raw === '' ? null : raw,
         userActor(who.email),
+        { activeAccount: true },
       );
       if (!created.ok) {
         if (created.error.code === 'not_found') throw notFound();

@@ -1,7 +1,7 @@
 /**
  * @module Members (owners only): the account's users; invite by email (the user is added at once and
  * sent a sign-in link), change a role, remove (confirmed; their sessions end with their last
- * account). The account always keeps an owner.
+ * account, and the connectors they allowed in this one with them). The account always keeps an owner.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRecord } from '../../service/users.js';
@@ -30,10 +30,18 @@ async function userOf(deps: ConsolePageDeps, accountId: string, userId: string) 
   const users = await usersOf(deps, accountId);
   const user = users.find((u) => u.id === userId);
   if (!user) throw notFound();
-  return { user, owners: users.filter((u) => u.role === 'owner').length };
+  return user;
 }
 
-const lastOwner = () => new PageError(409, 'The account must keep at least one owner.');
+/**
+ * A refused change as a page. The rules (an account keeps an owner, only an owner acts, nothing is
+ * added to a suspended or closed account) are decided by the store inside the change's transaction,
+ * never by a count read here first: two owners acting at once on two servers cannot both pass.
+ */
+function refused(error: { code: string; message: string }): PageError {
+  if (error.code === 'not_found') return notFound();
+  return new PageError(error.code === 'conflict' ? 409 : 400, error.message);
+}
 
 async function membersView(
   deps: ConsolePageDeps,
@@ -94,18 +102,14 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
     { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
-      const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
-      if (user.role === 'owner' && request.body?.role !== 'owner' && owners <= 1) throw lastOwner();
+      const user = await userOf(deps, membership.accountId, request.params.userId);
       const changed = await deps.service.setRole(
         who.email,
         membership.accountId,
         user.id,
         request.body?.role,
       );
-      if (!changed.ok) {
-        if (changed.error.code === 'not_found') throw notFound();
-        throw new PageError(400, changed.error.message);
-      }
+      if (!changed.ok) throw refused(changed.error);
       return reply.redirect(`/console/a/${membership.accountId}/members`, 303);
     },
   );
@@ -115,7 +119,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
     { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { accountId } = accountOf(request).membership;
-      const { user } = await userOf(deps, accountId, request.params.userId);
+      const user = await userOf(deps, accountId, request.params.userId);
       return renderAccountPage(request, reply, 'Members', 'member-remove', { user, title: 'Remove member' });
     },
   );
@@ -125,10 +129,9 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
     { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { who, membership } = accountOf(request);
-      const { user, owners } = await userOf(deps, membership.accountId, request.params.userId);
-      if (user.role === 'owner' && owners <= 1) throw lastOwner();
+      const user = await userOf(deps, membership.accountId, request.params.userId);
       const removed = await deps.service.removeUser(who.email, membership.accountId, user.id);
-      if (!removed.ok) throw notFound();
+      if (!removed.ok) throw refused(removed.error);
       const self = user.email === who.email;
       return reply.redirect(self ? '/console/' : `/console/a/${membership.accountId}/members`, 303);
     },

@@ -1,8 +1,6 @@
 /** @module PostgreSQL's console data: sign-in links, sessions, and an email's memberships (store.ts, ConsoleStore). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { User, UserRole } from '../../domain/users.js';
-import type { Change } from '../changes.js';
 import {
   type LinkRow,
   type MembershipRow,
@@ -12,7 +10,6 @@ import {
   toMembership,
   toSession,
 } from '../console-rows.js';
-import { toUser, type UserRow } from '../rows.js';
 import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord, ConsoleStore } from '../store.js';
 import { writeAudit } from './audit.js';
 import { guard } from './driver.js';
@@ -97,22 +94,6 @@ export class PgConsole implements ConsoleStore {
   async memberships(email: string): Promise<ConsoleMembership[]> {
     const rows = await guard(() => this.t.all<MembershipRow>(membershipsQuery('$1'), [email]));
     return rows.map(toMembership);
-  }
-
-  async setUserRole(userId: string, role: UserRole, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.t.tx(
-      async (db) => {
-        const updated = await this.t.one<UserRow>(
-          'UPDATE users SET role = $1 WHERE id = $2 RETURNING *',
-          [role, userId],
-          db,
-        );
-        if (updated) await writeAudit(audit, db);
-        return updated;
-      },
-      (updated): Change[] => (updated ? [{ account: updated.account_id }] : []),
-    );
-    return row && toUser(row);
   }
 
   async prune(now: EpochSeconds, idleBefore: EpochSeconds, createdBefore: EpochSeconds): Promise<void> {

@@ -1,8 +1,6 @@
 /** @module SQLite's console data: sign-in links, sessions, and an email's memberships (store.ts, ConsoleStore). */
 import type { AuditEntry } from '../../domain/audit.js';
 import type { EpochSeconds } from '../../domain/clock.js';
-import type { User, UserRole } from '../../domain/users.js';
-import type { Change } from '../changes.js';
 import {
   type LinkRow,
   type MembershipRow,
@@ -12,7 +10,6 @@ import {
   toMembership,
   toSession,
 } from '../console-rows.js';
-import { toUser, type UserRow } from '../rows.js';
 import type { ConsoleLink, ConsoleMembership, ConsoleSessionRecord, ConsoleStore } from '../store.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
@@ -98,20 +95,6 @@ export class SqliteConsole implements ConsoleStore {
   async memberships(email: string): Promise<ConsoleMembership[]> {
     const rows = await this.x.attempt(() => this.x.sql(membershipsQuery('?')).all(email) as MembershipRow[]);
     return rows.map(toMembership);
-  }
-
-  async setUserRole(userId: string, role: UserRole, audit?: AuditEntry): Promise<User | undefined> {
-    const row = await this.x.writeTx(
-      () => {
-        const updated = this.x.sql('UPDATE users SET role = ? WHERE id = ? RETURNING *').get(role, userId) as
-          | UserRow
-          | undefined;
-        if (updated) writeAudit(this.x, audit);
-        return updated;
-      },
-      (updated): Change[] => (updated ? [{ account: updated.account_id }] : []),
-    );
-    return row && toUser(row);
   }
 
   async prune(now: EpochSeconds, idleBefore: EpochSeconds, createdBefore: EpochSeconds): Promise<void> {
