@@ -4,9 +4,11 @@
  * that is itself a credential (a token, a code, a session's cookie) is stored only as its SHA-256:
  * it is hashed on the way in and on every lookup, so the database never holds a usable one.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { OAuthStore } from '../store/oauth-store.js';
+import { StoreUnavailableError } from '../domain/errors.js';
+import type { OAuthModelRow, OAuthStore } from '../store/oauth-store.js';
 
 /** The models whose ids name no secret: a client's id is public, a grant's id is its key id. */
 const PLAIN_IDS = new Set(['Client', 'Grant']);
@@ -15,8 +17,66 @@ export const hashId = (id: string): string => createHash('sha256').update(id).di
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+type Row = Omit<OAuthModelRow, 'consumedAt'>;
+
+/**
+ * A refresh token's rotation, held back for the length of one request: the library consumes the old
+ * token, saves the new one, then saves the access token, in three writes. Here the consumption and
+ * the new refresh token wait for the access token and the three are written in one transaction, so
+ * a failure anywhere before it (the database cut, the process gone) leaves the old refresh token
+ * valid and the client's retry succeeds instead of counting as reuse.
+ */
+interface Rotation {
+  consumed: { model: string; id: string; at: number };
+  rows: Row[];
+}
+
+const requestScope = new AsyncLocalStorage<{ rotation?: Rotation }>();
+
+/** Runs one request of the provider (its callback) with its own rotation scope. */
+export const inRequestScope = <T>(fn: () => T): T => requestScope.run({}, fn);
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P03',
+]);
+
+/** A store that could not be reached or could not write (StoreUnavailableError, or a driver's connection error). */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
+}
+
+export interface AdapterErrors {
+  /** The error the library answers when the store is unavailable (503 temporarily_unavailable). */
+  unavailable: () => Error;
+  /** The error for a refresh token another request consumed first (invalid_grant). */
+  alreadyUsed: () => Error;
+}
+
 /** The adapter class oidc-provider instantiates once per model name. */
-export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
+export function storeAdapter(
+  store: OAuthStore,
+  errors: AdapterErrors = {
+    unavailable: () => new StoreUnavailableError('unavailable'),
+    alreadyUsed: () => new Error('already used'),
+  },
+): new (
+  name: string,
+) => Adapter {
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw isStoreUnavailable(err) ? errors.unavailable() : err;
+    }
+  };
   return class StoreAdapter implements Adapter {
     private readonly key: (id: string) => string;
 
@@ -29,7 +89,7 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const now = nowSeconds();
-      await store.upsert({
+      const row: Row = {
         model: this.name,
         id: this.key(id),
         // The payload repeats the id as `jti` (an opaque token's value): kept out, put back by find.
@@ -39,17 +99,30 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
         uid: payload.uid ?? null,
         createdAt: now,
         expiresAt: expiresIn ? now + expiresIn : null,
-      });
+      };
+      const rotation = requestScope.getStore()?.rotation;
+      if (rotation && (this.name === 'RefreshToken' || this.name === 'AccessToken')) {
+        rotation.rows.push(row);
+        if (this.name !== 'AccessToken') return;
+        // The access token ends the rotation: the old refresh token consumed, the new one and the
+        // access token stored, together or not at all.
+        const scope = requestScope.getStore();
+        if (scope) scope.rotation = undefined;
+        const done = await guarded(() => store.rotate(rotation.consumed, rotation.rows));
+        if (!done) throw errors.alreadyUsed();
+        return;
+      }
+      await guarded(() => store.upsert(row));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      const payload = this.payload(await store.find(this.name, this.key(id), nowSeconds()));
+      const payload = this.payload(await guarded(() => store.find(this.name, this.key(id), nowSeconds())));
       return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
     /** A session by its uid: without its id (only its hash is kept), which its callers only read. */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return this.payload(await store.findByUid(this.name, uid, nowSeconds()));
+      return this.payload(await guarded(() => store.findByUid(this.name, uid, nowSeconds())));
     }
 
     async findByUserCode(): Promise<undefined> {
@@ -58,15 +131,21 @@ export function storeAdapter(store: OAuthStore): new (name: string) => Adapter {
     }
 
     async consume(id: string): Promise<void> {
-      await store.consume(this.name, this.key(id), nowSeconds());
+      const scope = requestScope.getStore();
+      if (scope && this.name === 'RefreshToken') {
+        // Held back until the access token of this request is stored (Rotation).
+        scope.rotation = { consumed: { model: this.name, id: this.key(id), at: nowSeconds() }, rows: [] };
+        return;
+      }
+      await guarded(() => store.consume(this.name, this.key(id), nowSeconds()));
     }
 
     async destroy(id: string): Promise<void> {
-      await store.destroy(this.name, this.key(id));
+      await guarded(() => store.destroy(this.name, this.key(id)));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await store.revokeByGrantId(this.name, grantId);
+      await guarded(() => store.revokeByGrantId(this.name, grantId));
     }
 
     private payload(

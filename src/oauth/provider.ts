@@ -12,8 +12,8 @@ import Provider, {
   type KoaContextWithOIDC,
 } from 'oidc-provider';
 import type { OAuthStore } from '../store/oauth-store.js';
-import { storeAdapter } from './adapter.js';
-import { cookieKeys, signingKey } from './secrets.js';
+import { inRequestScope, storeAdapter } from './adapter.js';
+import { cookieKeys, personSubject, signingKey } from './secrets.js';
 import { MCP_SCOPE, mcpResource, ROUTES, SCOPES } from './settings.js';
 
 export interface ProviderOptions {
@@ -48,7 +48,18 @@ export function createProvider(opts: ProviderOptions): Provider {
       ),
     );
   const configuration: Configuration = {
-    adapter: storeAdapter(opts.store),
+    adapter: storeAdapter(opts.store, {
+      // A store that cannot answer: 503 temporarily_unavailable (Retry-After below), never 500.
+      unavailable: () =>
+        Object.assign(new errors.TemporarilyUnavailable('the database is unavailable; retry shortly'), {
+          status: 503,
+          statusCode: 503,
+          expose: true,
+        }),
+      alreadyUsed: () => new errors.InvalidGrant('refresh token already used'),
+    }),
+    // Public clients only (PKCE is their proof): no secret is issued, none is accepted.
+    clientAuthMethods: ['none'],
     clients: [],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
@@ -66,7 +77,12 @@ export function createProvider(opts: ProviderOptions): Provider {
     cookies: { keys: cookieKeys(opts.secret) },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     conformIdTokenClaims: true,
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    // The grant's accountId names the person inside (`email:<address>`, see server.ts); what a
+    // client is handed as `sub` is an opaque HMAC of the email, never the email.
+    findAccount: (_ctx, id) => ({
+      accountId: id,
+      claims: () => ({ sub: personSubject(opts.secret, id.startsWith('email:') ? id.slice(6) : id) }),
+    }),
     // The consent page is the console's (src/console/pages/consent.ts).
     interactions: { url: (_ctx, interaction) => `/console/consent/${interaction.uid}`, policy },
     rotateRefreshToken: true,
@@ -120,5 +136,22 @@ export function createProvider(opts: ProviderOptions): Provider {
   const provider = new Provider(opts.publicUrl, configuration);
   // Its URLs are built from the request; the mount rewrites Host and proto to the public URL.
   provider.proxy = true;
+  provider.use(async (ctx, next) => {
+    await inRequestScope(next);
+    if (ctx.status === 503) ctx.set('retry-after', '1');
+    // The token answer's scope lists what was granted: the access token's, and `openid` and
+    // `offline_access` when an ID token and a refresh token came back with it.
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (ctx.oidc?.route === 'token' && ctx.status === 200 && typeof body?.access_token === 'string') {
+      const granted = new Set(
+        String(body.scope ?? '')
+          .split(' ')
+          .filter(Boolean),
+      );
+      if (body.id_token) granted.add('openid');
+      if (body.refresh_token) granted.add('offline_access');
+      body.scope = SCOPES.filter((s) => granted.has(s)).join(' ');
+    }
+  });
   return provider;
 }

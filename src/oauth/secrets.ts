@@ -30,3 +30,11 @@ export function signingKey(secret: string): JWK {
     y: pub.subarray(33, 65).toString('base64url'),
   };
 }
+
+/**
+ * The ID token's `sub` for a person: an HMAC of their email (lower-cased) under the key secret,
+ * opaque and the same for every client and server, so no client learns the email from it.
+ */
+export function personSubject(secret: string, email: string): string {
+  return derive(secret, `sub:${email.toLowerCase()}`).toString('base64url');
+}

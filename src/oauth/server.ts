@@ -5,6 +5,7 @@
  */
 import type Provider from 'oidc-provider';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
+import { type LimitState, SlidingWindowLimiter } from '../domain/rate-limit.js';
 import type { KeyUsageRecorder } from '../service/key-usage.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
@@ -33,20 +34,33 @@ export interface OAuthOptions {
   fetch?: ProviderOptions['fetch'];
   /** The provider's clock is the system's; tests of expiry pass a short TTL, not another clock. */
   clock?: Clock;
-  /** How long an unused registration is kept, seconds (default a day). */
+  /** How long an unused registration (no grant names it) is kept, seconds (default 50 minutes). */
   unusedClientSeconds?: number;
+  /** Registrations per client address per 10 minutes, per server (default 20; 0 = no limit). */
+  registrationsPerAddress?: number;
+  /** Most unused registrations kept; past it the oldest unused ones go first (default 1,000). */
+  maxUnusedClients?: number;
 }
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** With the prune every 10 minutes, an unused registration is gone within the hour. */
+export const UNUSED_CLIENT_SECONDS = 50 * 60;
+export const REGISTRATIONS_PER_ADDRESS = 20;
+export const REGISTRATION_WINDOW_SECONDS = 10 * 60;
+export const MAX_UNUSED_CLIENTS = 1000;
 
 export class OAuthServer {
   readonly grants: GrantKeys;
   readonly bearer: BearerTokens;
   private provider: Promise<Provider> | undefined;
   private pruning: NodeJS.Timeout | undefined;
+  private readonly registrations: SlidingWindowLimiter | undefined;
 
   constructor(readonly opts: OAuthOptions) {
     const clock = opts.clock ?? systemClock;
+    const perAddress = opts.registrationsPerAddress ?? REGISTRATIONS_PER_ADDRESS;
+    if (perAddress > 0)
+      this.registrations = new SlidingWindowLimiter(perAddress, REGISTRATION_WINDOW_SECONDS, clock);
     this.grants = new GrantKeys({ store: opts.store, clock }, opts.secret);
     const { keyUsage } = opts;
     this.bearer = new BearerTokens({
@@ -112,7 +126,19 @@ export class OAuthServer {
   /** Deletes expired rows and unused registrations; how many. */
   prune(): Promise<number> {
     const now = nowSeconds(this.opts.clock ?? systemClock);
-    return this.opts.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? 24 * 3600));
+    return this.opts.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? UNUSED_CLIENT_SECONDS));
+  }
+
+  /** Counts a registration from `address` against its limit: whether it may go on, and when to retry. */
+  admitRegistration(address: string): LimitState | undefined {
+    return this.registrations?.take(address);
+  }
+
+  /** Before a registration: the oldest unused registrations deleted, so that at most the ceiling are kept with it. */
+  makeRoomForRegistration(): Promise<number> {
+    return this.opts.store.oauth.trimUnusedClients(
+      Math.max(0, (this.opts.maxUnusedClients ?? MAX_UNUSED_CLIENTS) - 1),
+    );
   }
 
   start(): void {
