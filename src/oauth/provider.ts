@@ -13,7 +13,7 @@ import Provider, {
 } from 'oidc-provider';
 import type { OAuthStore } from '../store/oauth-store.js';
 import { inRequestScope, storeAdapter } from './adapter.js';
-import { cookieKeys, personSubject, signingKey } from './secrets.js';
+import { cookieKeys, signingKey } from './secrets.js';
 import { MCP_SCOPE, mcpResource, ROUTES, SCOPES } from './settings.js';
 
 export interface ProviderOptions {
@@ -77,12 +77,9 @@ export function createProvider(opts: ProviderOptions): Provider {
     cookies: { keys: cookieKeys(opts.secret) },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     conformIdTokenClaims: true,
-    // The grant's accountId names the person inside (`email:<address>`, see server.ts); what a
-    // client is handed as `sub` is an opaque HMAC of the email, never the email.
-    findAccount: (_ctx, id) => ({
-      accountId: id,
-      claims: () => ({ sub: personSubject(opts.secret, id.startsWith('email:') ? id.slice(6) : id) }),
-    }),
+    // The library's accountId is the person's subject (server.ts personSubject): an opaque HMAC of
+    // the email, so the ID token's `sub` never carries the email.
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     // The consent page is the console's (src/console/pages/consent.ts).
     interactions: { url: (_ctx, interaction) => `/console/consent/${interaction.uid}`, policy },
     rotateRefreshToken: true,

@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { BearerTokens } from './bearer.js';
 import { GrantKeys, grantDigest } from './grants.js';
 import type { ProviderOptions } from './provider.js';
+import { personSubject } from './secrets.js';
 import { mcpResource, redirectAllowed } from './settings.js';
 
 export interface OAuthOptions {
@@ -123,6 +124,35 @@ export class OAuthServer {
     return true;
   }
 
+  /**
+   * The subject of a person's grants (the library's accountId, the ID token's `sub`): an HMAC of
+   * their email under the key secret, not the account: one browser session may connect several of
+   * a person's accounts without the provider taking it for another person's sign-in (the account is
+   * the grant's key row's). The email it stands for is kept beside it (a `Person` row of the OAuth
+   * store) for the console's Connected apps.
+   */
+  async subjectOf(email: string): Promise<string> {
+    const sub = personSubject(this.opts.secret, email);
+    await this.opts.store.oauth.upsert({
+      model: 'Person',
+      id: sub,
+      payload: JSON.stringify({ email: email.toLowerCase() }),
+      grantId: null,
+      clientId: null,
+      uid: null,
+      createdAt: nowSeconds(this.opts.clock ?? systemClock),
+      expiresAt: null,
+    });
+    return sub;
+  }
+
+  /** The email a subject stands for. */
+  async emailOf(sub: string | undefined): Promise<string | undefined> {
+    if (sub === undefined) return undefined;
+    const row = await this.opts.store.oauth.find('Person', sub, nowSeconds(this.opts.clock ?? systemClock));
+    return row ? (JSON.parse(row.payload) as { email?: string }).email : undefined;
+  }
+
   /** Deletes expired rows and unused registrations; how many. */
   prune(): Promise<number> {
     const now = nowSeconds(this.opts.clock ?? systemClock);
@@ -163,12 +193,3 @@ export class OAuthServer {
     };
   }
 }
-
-/**
- * The subject of a grant is the person (their email), not the account: one browser session may
- * connect several of a person's accounts without the provider taking it for another person's
- * sign-in. The account is the grant's key row's.
- */
-export const subjectOf = (email: string) => `email:${email.toLowerCase()}`;
-export const emailOfSubject = (sub: string | undefined) =>
-  sub?.startsWith('email:') ? sub.slice(6) : undefined;
