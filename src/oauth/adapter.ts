@@ -27,9 +27,13 @@ type Row = Omit<OAuthModelRow, 'consumedAt'>;
  * valid and the client's retry succeeds instead of counting as reuse.
  */
 interface Rotation {
-  consumed: { model: string; id: string; at: number };
+  consumed: { model: string; id: string; at: number; again?: boolean };
   rows: Row[];
 }
+
+/** How long a rotation that failed as unavailable may be retried with the same refresh token. */
+const UNCERTAIN_MS = 5 * 60_000;
+const MAX_UNCERTAIN = 10_000;
 
 const requestScope = new AsyncLocalStorage<{ rotation?: Rotation }>();
 
@@ -70,6 +74,17 @@ export function storeAdapter(
 ): new (
   name: string,
 ) => Adapter {
+  /**
+   * Refresh tokens (hashed ids) whose rotation failed as unavailable on this server, until when (ms):
+   * the COMMIT may have gone through with its answer lost, so the client's retry with the same token
+   * is a retry, not a reuse, and rotates it again instead of revoking the grant.
+   */
+  const uncertain = new Map<string, number>();
+  const isUncertain = (id: string) => {
+    const until = uncertain.get(id);
+    if (until !== undefined && until < Date.now()) uncertain.delete(id);
+    return until !== undefined && until >= Date.now();
+  };
   const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -108,15 +123,29 @@ export function storeAdapter(
         // access token stored, together or not at all.
         const scope = requestScope.getStore();
         if (scope) scope.rotation = undefined;
-        const done = await guarded(() => store.rotate(rotation.consumed, rotation.rows));
+        let done: boolean;
+        try {
+          done = await store.rotate(rotation.consumed, rotation.rows);
+        } catch (err) {
+          if (!isStoreUnavailable(err)) throw err;
+          if (uncertain.size >= MAX_UNCERTAIN) uncertain.delete(uncertain.keys().next().value as string);
+          uncertain.set(rotation.consumed.id, Date.now() + UNCERTAIN_MS);
+          throw errors.unavailable();
+        }
         if (!done) throw errors.alreadyUsed();
+        uncertain.delete(rotation.consumed.id);
         return;
       }
       await guarded(() => store.upsert(row));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      const payload = this.payload(await guarded(() => store.find(this.name, this.key(id), nowSeconds())));
+      const key = this.key(id);
+      let payload = this.payload(await guarded(() => store.find(this.name, key, nowSeconds())));
+      if (payload?.consumed && this.name === 'RefreshToken' && isUncertain(key)) {
+        const { consumed: _, ...unspent } = payload;
+        payload = unspent;
+      }
       return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
@@ -134,7 +163,11 @@ export function storeAdapter(
       const scope = requestScope.getStore();
       if (scope && this.name === 'RefreshToken') {
         // Held back until the access token of this request is stored (Rotation).
-        scope.rotation = { consumed: { model: this.name, id: this.key(id), at: nowSeconds() }, rows: [] };
+        const key = this.key(id);
+        scope.rotation = {
+          consumed: { model: this.name, id: key, at: nowSeconds(), again: isUncertain(key) },
+          rows: [],
+        };
         return;
       }
       await guarded(() => store.consume(this.name, this.key(id), nowSeconds()));

@@ -36,11 +36,11 @@ export interface OAuthStore {
    */
   trimUnusedClients(keep: number): Promise<number>;
   /**
-   * One transaction: marks `consumed` consumed (unless it already is) and writes `rows`. Whether it
-   * did: false (and nothing written) when `consumed` was already consumed or is gone.
+   * One transaction: marks `consumed` consumed (unless it already is, or `again`) and writes `rows`.
+   * Whether it did: false (and nothing written) when `consumed` was already consumed or is gone.
    */
   rotate(
-    consumed: { model: string; id: string; at: EpochSeconds },
+    consumed: { model: string; id: string; at: EpochSeconds; again?: boolean },
     rows: Omit<OAuthModelRow, 'consumedAt'>[],
   ): Promise<boolean>;
 }

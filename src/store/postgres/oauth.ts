@@ -14,13 +14,13 @@ export class PgOAuth implements OAuthStore {
   }
 
   rotate(
-    consumed: { model: string; id: string; at: EpochSeconds },
+    consumed: { model: string; id: string; at: EpochSeconds; again?: boolean },
     rows: Omit<OAuthModelRow, 'consumedAt'>[],
   ): Promise<boolean> {
     return this.t.tx(async (db) => {
       const done = await db.query(
-        'UPDATE oauth_models SET consumed_at = $1 WHERE model = $2 AND id = $3 AND consumed_at IS NULL',
-        [consumed.at, consumed.model, consumed.id],
+        'UPDATE oauth_models SET consumed_at = $1 WHERE model = $2 AND id = $3 AND (consumed_at IS NULL OR $4)',
+        [consumed.at, consumed.model, consumed.id, consumed.again === true],
       );
       if ((done.rowCount ?? 0) === 0) return false;
       for (const row of rows) await put(db, row);

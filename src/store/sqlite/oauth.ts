@@ -24,13 +24,15 @@ export class SqliteOAuth implements OAuthStore {
   }
 
   rotate(
-    consumed: { model: string; id: string; at: EpochSeconds },
+    consumed: { model: string; id: string; at: EpochSeconds; again?: boolean },
     rows: Omit<OAuthModelRow, 'consumedAt'>[],
   ): Promise<boolean> {
     return this.x.writeTx(() => {
       const done = this.x
-        .sql('UPDATE oauth_models SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL')
-        .run(consumed.at, consumed.model, consumed.id).changes;
+        .sql(
+          'UPDATE oauth_models SET consumed_at = ? WHERE model = ? AND id = ? AND (consumed_at IS NULL OR ?)',
+        )
+        .run(consumed.at, consumed.model, consumed.id, consumed.again ? 1 : 0).changes;
       if (done === 0) return false;
       for (const row of rows) this.put(row);
       return true;
