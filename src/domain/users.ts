@@ -1,4 +1,5 @@
 /** @module Users of an account: an email and a role. */
+import { createHmac } from 'node:crypto';
 import type { EpochSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
 
@@ -28,7 +29,11 @@ export function validateUser(email: unknown, role: unknown): Result<{ email: str
 }
 
 /**
- * The subject of an OAuth grant: the person (their email), not the account. The grant's key row
- * names the account; the provider's Grant row names the person, so a person's grants are found by it.
+ * The subject of a person's OAuth grants (the provider's accountId, the ID token's `sub`): an HMAC
+ * of their email (lower-cased) under the key secret, opaque and the same for every client and
+ * server, so no client learns the email from it. The person, not the account: the grant's key row
+ * names the account, and a person's grants are found by this.
  */
-export const personSubject = (email: string) => `email:${email.toLowerCase()}`;
+export function personSubject(secret: string, email: string): string {
+  return createHmac('sha256', secret).update(`toolgate-oauth:sub:${email.toLowerCase()}`).digest('base64url');
+}

@@ -44,9 +44,11 @@ export function keyAuthentication(
       err instanceof ApiError &&
       (err.code === 'missing_api_key' || err.code === 'invalid_api_key')
     ) {
+      const challenge = typeof opts.challenge === 'function' ? opts.challenge() : opts.challenge;
       return new ApiError(err.code, err.message, err.details, {
         ...err.headers,
-        'www-authenticate': typeof opts.challenge === 'function' ? opts.challenge() : opts.challenge,
+        // RFC 6750: a credential presented and refused says so; none presented gets no error.
+        'www-authenticate': err.code === 'invalid_api_key' ? invalidToken(challenge) : challenge,
       });
     }
     return err as Error;
@@ -118,4 +120,10 @@ export function callerOf(request: FastifyRequest): Caller {
     startedAt: request.startedAt,
     refusal: request.refusal ?? null,
   };
+}
+
+/** `Bearer error="invalid_token"`, before the challenge's own parameters (resource_metadata). */
+export function invalidToken(challenge: string): string {
+  const params = challenge.replace(/^Bearer\s*/, '');
+  return params ? `Bearer error="invalid_token", ${params}` : 'Bearer error="invalid_token"';
 }

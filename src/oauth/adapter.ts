@@ -4,9 +4,11 @@
  * that is itself a credential (a token, a code, a session's cookie) is stored only as its SHA-256:
  * it is hashed on the way in and on every lookup, so the database never holds a usable one.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { OAuthStore } from '../store/oauth-store.js';
+import { StoreUnavailableError } from '../domain/errors.js';
+import type { OAuthModelRow, OAuthStore } from '../store/oauth-store.js';
 
 /** The models whose ids name no secret: a client's id is public, a grant's id is its key id. */
 const PLAIN_IDS = new Set(['Client', 'Grant']);
@@ -14,6 +16,53 @@ const PLAIN_IDS = new Set(['Client', 'Grant']);
 export const hashId = (id: string): string => createHash('sha256').update(id).digest('base64url');
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+type Row = Omit<OAuthModelRow, 'consumedAt'>;
+
+/**
+ * A refresh token's rotation, held back for the length of one request: the library consumes the old
+ * token, saves the new one, then saves the access token, in three writes. Here the consumption and
+ * the new refresh token wait for the access token and the three are written in one transaction, so
+ * a failure anywhere before it (the database cut, the process gone) leaves the old refresh token
+ * valid and the client's retry succeeds instead of counting as reuse.
+ */
+interface Rotation {
+  consumed: { model: string; id: string; at: number; again?: boolean };
+  rows: Row[];
+}
+
+/** How long a rotation that failed as unavailable may be retried with the same refresh token. */
+const UNCERTAIN_MS = 5 * 60_000;
+const MAX_UNCERTAIN = 10_000;
+
+const requestScope = new AsyncLocalStorage<{ rotation?: Rotation }>();
+
+/** Runs one request of the provider (its callback) with its own rotation scope. */
+export const inRequestScope = <T>(fn: () => T): T => requestScope.run({}, fn);
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P03',
+]);
+
+/** A store that could not be reached or could not write (StoreUnavailableError, or a driver's connection error). */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
+}
+
+export interface AdapterErrors {
+  /** The error the library answers when the store is unavailable (503 temporarily_unavailable). */
+  unavailable: () => Error;
+  /** The error for a refresh token another request consumed first (invalid_grant). */
+  alreadyUsed: () => Error;
+}
 
 /**
  * The adapter class oidc-provider instantiates once per model name. `grantActive` is asked of every
@@ -23,10 +72,32 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  */
 export function storeAdapter(
   store: OAuthStore,
+  errors: AdapterErrors = {
+    unavailable: () => new StoreUnavailableError('unavailable'),
+    alreadyUsed: () => new Error('already used'),
+  },
   grantActive?: (grantId: string) => Promise<boolean>,
 ): new (
   name: string,
 ) => Adapter {
+  /**
+   * Refresh tokens (hashed ids) whose rotation failed as unavailable on this server, until when (ms):
+   * the COMMIT may have gone through with its answer lost, so the client's retry with the same token
+   * is a retry, not a reuse, and rotates it again instead of revoking the grant.
+   */
+  const uncertain = new Map<string, number>();
+  const isUncertain = (id: string) => {
+    const until = uncertain.get(id);
+    if (until !== undefined && until < Date.now()) uncertain.delete(id);
+    return until !== undefined && until >= Date.now();
+  };
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw isStoreUnavailable(err) ? errors.unavailable() : err;
+    }
+  };
   return class StoreAdapter implements Adapter {
     private readonly key: (id: string) => string;
 
@@ -39,7 +110,7 @@ export function storeAdapter(
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const now = nowSeconds();
-      await store.upsert({
+      const row: Row = {
         model: this.name,
         id: this.key(id),
         // The payload repeats the id as `jti` (an opaque token's value): kept out, put back by find.
@@ -49,18 +120,45 @@ export function storeAdapter(
         uid: payload.uid ?? null,
         createdAt: now,
         expiresAt: expiresIn ? now + expiresIn : null,
-      });
+      };
+      const rotation = requestScope.getStore()?.rotation;
+      if (rotation && (this.name === 'RefreshToken' || this.name === 'AccessToken')) {
+        rotation.rows.push(row);
+        if (this.name !== 'AccessToken') return;
+        // The access token ends the rotation: the old refresh token consumed, the new one and the
+        // access token stored, together or not at all.
+        const scope = requestScope.getStore();
+        if (scope) scope.rotation = undefined;
+        let done: boolean;
+        try {
+          done = await store.rotate(rotation.consumed, rotation.rows);
+        } catch (err) {
+          if (!isStoreUnavailable(err)) throw err;
+          if (uncertain.size >= MAX_UNCERTAIN) uncertain.delete(uncertain.keys().next().value as string);
+          uncertain.set(rotation.consumed.id, Date.now() + UNCERTAIN_MS);
+          throw errors.unavailable();
+        }
+        if (!done) throw errors.alreadyUsed();
+        uncertain.delete(rotation.consumed.id);
+        return;
+      }
+      await guarded(() => store.upsert(row));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      const payload = this.payload(await store.find(this.name, this.key(id), nowSeconds()));
+      const key = this.key(id);
+      let payload = this.payload(await guarded(() => store.find(this.name, key, nowSeconds())));
+      if (payload?.consumed && this.name === 'RefreshToken' && isUncertain(key)) {
+        const { consumed: _, ...unspent } = payload;
+        payload = unspent;
+      }
       if (payload && this.name === 'Grant' && grantActive && !(await grantActive(id))) return undefined;
       return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
     /** A session by its uid: without its id (only its hash is kept), which its callers only read. */
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return this.payload(await store.findByUid(this.name, uid, nowSeconds()));
+      return this.payload(await guarded(() => store.findByUid(this.name, uid, nowSeconds())));
     }
 
     async findByUserCode(): Promise<undefined> {
@@ -69,15 +167,25 @@ export function storeAdapter(
     }
 
     async consume(id: string): Promise<void> {
-      await store.consume(this.name, this.key(id), nowSeconds());
+      const scope = requestScope.getStore();
+      if (scope && this.name === 'RefreshToken') {
+        // Held back until the access token of this request is stored (Rotation).
+        const key = this.key(id);
+        scope.rotation = {
+          consumed: { model: this.name, id: key, at: nowSeconds(), again: isUncertain(key) },
+          rows: [],
+        };
+        return;
+      }
+      await guarded(() => store.consume(this.name, this.key(id), nowSeconds()));
     }
 
     async destroy(id: string): Promise<void> {
-      await store.destroy(this.name, this.key(id));
+      await guarded(() => store.destroy(this.name, this.key(id)));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await store.revokeByGrantId(this.name, grantId);
+      await guarded(() => store.revokeByGrantId(this.name, grantId));
     }
 
     private payload(

@@ -1,7 +1,7 @@
 /** @module The console's "Connected apps" (src/console/pages/connected-apps.ts), answered from the grants' key rows and the provider's grants. */
 import type { ConnectedApp, ConnectedApps } from '../console/ports.js';
 import { isoSeconds } from '../domain/clock.js';
-import { emailOfSubject, type OAuthServer } from './server.js';
+import type { OAuthServer } from './server.js';
 
 export function connectedApps(oauth: OAuthServer): ConnectedApps {
   return {
@@ -20,7 +20,7 @@ export function connectedApps(oauth: OAuthServer): ConnectedApps {
           id: key.id,
           clientName: client?.clientName ?? key.name?.replace(/^OAuth: /, '') ?? grant?.clientId ?? '',
           redirectHost,
-          grantedBy: emailOfSubject(grant?.accountId) ?? '',
+          grantedBy: (await oauth.emailOf(grant?.accountId)) ?? '',
           createdAt: isoSeconds(key.createdAt),
           lastUsedAt: key.lastUsedAt === null ? null : isoSeconds(key.lastUsedAt),
         });

@@ -8,7 +8,7 @@ import type Provider from 'oidc-provider';
 import type { Membership, SignedIn } from '../console/identity.js';
 import type { Consent, PendingConsent } from '../console/ports.js';
 import { grantActor } from './grants.js';
-import { type OAuthServer, subjectOf } from './server.js';
+import type { OAuthServer } from './server.js';
 import { MCP_SCOPE, SCOPES } from './settings.js';
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -41,8 +41,9 @@ export function oauthConsent(oauth: OAuthServer): Consent {
     async allow(req, res, who, membership) {
       const details = await unanswered(req, res);
       if (!details) throw new Error('the interaction ended before it was allowed');
-      const grantId = await allow(oauth, details, who, membership);
-      return finish(req, res, { login: { accountId: subjectOf(who.email) }, consent: { grantId } });
+      const sub = await oauth.subjectOf(who.email);
+      const grantId = await allow(oauth, details, who, membership, sub);
+      return finish(req, res, { login: { accountId: sub }, consent: { grantId } });
     },
     deny: (req, res) =>
       finish(req, res, { error: 'access_denied', error_description: 'The person denied the request.' }),
@@ -66,13 +67,14 @@ async function allow(
   details: Details,
   who: SignedIn,
   membership: Membership,
+  sub: string,
 ): Promise<string> {
   const provider = await oauth.oidc();
   const clientId = String(details.params.client_id);
   const client = await provider.Client.find(clientId);
   const grant = new provider.Grant({
     jti: oauth.grants.newGrantId(),
-    accountId: subjectOf(who.email),
+    accountId: sub,
     clientId,
   } as ConstructorParameters<typeof provider.Grant>[0]);
   // What was asked (the first prompt may be the sign-in, which names no missing scopes), of the

@@ -12,7 +12,7 @@ import Provider, {
   type KoaContextWithOIDC,
 } from 'oidc-provider';
 import type { OAuthStore } from '../store/oauth-store.js';
-import { storeAdapter } from './adapter.js';
+import { inRequestScope, storeAdapter } from './adapter.js';
 import { cookieKeys, signingKey } from './secrets.js';
 import { MCP_SCOPE, mcpResource, ROUTES, SCOPES } from './settings.js';
 
@@ -50,7 +50,22 @@ export function createProvider(opts: ProviderOptions): Provider {
       ),
     );
   const configuration: Configuration = {
-    adapter: storeAdapter(opts.store, opts.grantActive),
+    adapter: storeAdapter(
+      opts.store,
+      {
+        // A store that cannot answer: 503 temporarily_unavailable (Retry-After below), never 500.
+        unavailable: () =>
+          Object.assign(new errors.TemporarilyUnavailable('the database is unavailable; retry shortly'), {
+            status: 503,
+            statusCode: 503,
+            expose: true,
+          }),
+        alreadyUsed: () => new errors.InvalidGrant('refresh token already used'),
+      },
+      opts.grantActive,
+    ),
+    // Public clients only (PKCE is their proof): no secret is issued, none is accepted.
+    clientAuthMethods: ['none'],
     clients: [],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
@@ -68,6 +83,8 @@ export function createProvider(opts: ProviderOptions): Provider {
     cookies: { keys: cookieKeys(opts.secret) },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     conformIdTokenClaims: true,
+    // The library's accountId is the person's subject (server.ts personSubject): an opaque HMAC of
+    // the email, so the ID token's `sub` never carries the email.
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     // The consent page is the console's (src/console/pages/consent.ts).
     interactions: { url: (_ctx, interaction) => `/console/consent/${interaction.uid}`, policy },
@@ -122,5 +139,22 @@ export function createProvider(opts: ProviderOptions): Provider {
   const provider = new Provider(opts.publicUrl, configuration);
   // Its URLs are built from the request; the mount rewrites Host and proto to the public URL.
   provider.proxy = true;
+  provider.use(async (ctx, next) => {
+    await inRequestScope(next);
+    if (ctx.status === 503) ctx.set('retry-after', '1');
+    // The token answer's scope lists what was granted: the access token's, and `openid` and
+    // `offline_access` when an ID token and a refresh token came back with it.
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (ctx.oidc?.route === 'token' && ctx.status === 200 && typeof body?.access_token === 'string') {
+      const granted = new Set(
+        String(body.scope ?? '')
+          .split(' ')
+          .filter(Boolean),
+      );
+      if (body.id_token) granted.add('openid');
+      if (body.refresh_token) granted.add('offline_access');
+      body.scope = SCOPES.filter((s) => granted.has(s)).join(' ');
+    }
+  });
   return provider;
 }

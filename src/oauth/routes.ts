@@ -8,10 +8,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { FastifyInstance } from 'fastify';
 import { webHeaders } from '../http/web-headers.js';
+import { isStoreUnavailable } from './adapter.js';
 import type { OAuthServer } from './server.js';
 import { MCP_SCOPE, MOUNT, redirectAllowed, SCOPES } from './settings.js';
 
 const MAX_REGISTRATION_BYTES = 64 * 1024;
+/** What one registration may store: its metadata as JSON, its name, its redirect URIs. */
+export const REGISTRATION_CAPS = {
+  metadataBytes: 8 * 1024,
+  clientName: 100,
+  redirectUris: 10,
+  redirectUriLength: 2000,
+} as const;
 
 export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServer }) {
   const { oauth } = opts;
@@ -47,6 +55,20 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
     });
 
   await app.register(async (scope) => {
+    // Before middie's hook: registrations per client address (request.ip, TOOLGATE_TRUST_PROXY's).
+    scope.addHook('onRequest', async (request, reply) => {
+      if (request.method !== 'POST' || request.url.split('?')[0] !== `${MOUNT}/register`) return;
+      const admitted = oauth.admitRegistration(request.ip);
+      if (admitted === undefined || admitted.allowed) return;
+      return reply
+        .code(429)
+        .header('retry-after', String(admitted.resetSeconds))
+        .header('cache-control', 'no-store')
+        .send({
+          error: 'rate_limited',
+          error_description: 'too many registrations from this address; retry later',
+        });
+    });
     await scope.register(middie);
     scope.use(MOUNT, (req: IncomingMessage, res: ServerResponse) => {
       const pub = new URL(oauth.publicUrl);
@@ -61,9 +83,22 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
       }
       const registering = req.method === 'POST' && req.url?.split('?')[0] === '/register';
       void (async () => {
-        if (registering && !(await registration(req, res))) return;
+        if (registering) {
+          if (!(await registration(req, res))) return;
+          await oauth.makeRoomForRegistration();
+        }
         (await oauth.oidc()).callback()(req, res);
       })().catch((err) => {
+        if (isStoreUnavailable(err)) {
+          if (!res.headersSent)
+            res.writeHead(503, {
+              'content-type': 'application/json',
+              'retry-after': '1',
+              'cache-control': 'no-store',
+            });
+          res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: 'retry shortly' }));
+          return;
+        }
         scope.log.error({ err }, 'OAuth request failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'server_error' }));
@@ -110,10 +145,34 @@ async function registration(req: IncomingMessage, res: ServerResponse): Promise<
     if (known.length > 0) metadata.scope = known.join(' ');
     else delete metadata.scope;
   }
+  // Public clients only: a client asking for a secret is registered without one, as RFC 7591 lets
+  // the server do (its answer says `none`), and PKCE is its proof.
+  if (metadata.token_endpoint_auth_method !== undefined) metadata.token_endpoint_auth_method = 'none';
+  const caps = REGISTRATION_CAPS;
+  const tooLong = Object.entries(metadata).find(
+    ([k, v]) =>
+      (k === 'client_name' || k.startsWith('client_name#')) &&
+      (typeof v !== 'string' || v.length > caps.clientName),
+  );
+  if (tooLong)
+    return refuse(
+      'invalid_client_metadata',
+      `${tooLong[0]} must be a string of at most ${caps.clientName} characters`,
+    );
   const uris = metadata.redirect_uris;
+  if (Array.isArray(uris) && uris.length > caps.redirectUris)
+    return refuse('invalid_client_metadata', `at most ${caps.redirectUris} redirect URIs`);
+  if (Array.isArray(uris) && uris.some((u) => typeof u === 'string' && u.length > caps.redirectUriLength))
+    return refuse(
+      'invalid_client_metadata',
+      `a redirect URI has at most ${caps.redirectUriLength} characters`,
+    );
+  const json = JSON.stringify(metadata);
+  if (Buffer.byteLength(json) > caps.metadataBytes)
+    return refuse('invalid_client_metadata', `the client metadata is at most ${caps.metadataBytes} bytes`);
   if (Array.isArray(uris) && uris.some((u) => typeof u !== 'string' || !redirectAllowed(u)))
     return refuse('invalid_redirect_uri', 'redirect URIs must be https, or http on a loopback host');
-  (req as IncomingMessage & { body?: unknown }).body = JSON.stringify(metadata);
+  (req as IncomingMessage & { body?: unknown }).body = json;
   return true;
 }
 

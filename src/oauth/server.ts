@@ -5,6 +5,7 @@
  */
 import type Provider from 'oidc-provider';
 import { type Clock, nowSeconds, systemClock } from '../domain/clock.js';
+import { type LimitState, SlidingWindowLimiter } from '../domain/rate-limit.js';
 import { personSubject } from '../domain/users.js';
 import type { KeyUsageRecorder } from '../service/key-usage.js';
 import type { Reads } from '../store/cached-reads.js';
@@ -34,20 +35,33 @@ export interface OAuthOptions {
   fetch?: ProviderOptions['fetch'];
   /** The provider's clock is the system's; tests of expiry pass a short TTL, not another clock. */
   clock?: Clock;
-  /** How long an unused registration is kept, seconds (default a day). */
+  /** How long an unused registration (no grant names it) is kept, seconds (default 50 minutes). */
   unusedClientSeconds?: number;
+  /** Registrations per client address per 10 minutes, per server (default 20; 0 = no limit). */
+  registrationsPerAddress?: number;
+  /** Most unused registrations kept; past it the oldest unused ones go first (default 1,000). */
+  maxUnusedClients?: number;
 }
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** With the prune every 10 minutes, an unused registration is gone within the hour. */
+export const UNUSED_CLIENT_SECONDS = 50 * 60;
+export const REGISTRATIONS_PER_ADDRESS = 20;
+export const REGISTRATION_WINDOW_SECONDS = 10 * 60;
+export const MAX_UNUSED_CLIENTS = 1000;
 
 export class OAuthServer {
   readonly grants: GrantKeys;
   readonly bearer: BearerTokens;
   private provider: Promise<Provider> | undefined;
   private pruning: NodeJS.Timeout | undefined;
+  private readonly registrations: SlidingWindowLimiter | undefined;
 
   constructor(readonly opts: OAuthOptions) {
     const clock = opts.clock ?? systemClock;
+    const perAddress = opts.registrationsPerAddress ?? REGISTRATIONS_PER_ADDRESS;
+    if (perAddress > 0)
+      this.registrations = new SlidingWindowLimiter(perAddress, REGISTRATION_WINDOW_SECONDS, clock);
     this.grants = new GrantKeys({ store: opts.store, clock }, opts.secret);
     const { keyUsage } = opts;
     this.bearer = new BearerTokens({
@@ -115,10 +129,51 @@ export class OAuthServer {
     return true;
   }
 
+  /**
+   * The subject of a person's grants (the library's accountId, the ID token's `sub`): an HMAC of
+   * their email under the key secret, not the account: one browser session may connect several of
+   * a person's accounts without the provider taking it for another person's sign-in (the account is
+   * the grant's key row's). The email it stands for is kept beside it (a `Person` row of the OAuth
+   * store) for the console's Connected apps.
+   */
+  async subjectOf(email: string): Promise<string> {
+    const sub = personSubject(this.opts.secret, email);
+    await this.opts.store.oauth.upsert({
+      model: 'Person',
+      id: sub,
+      payload: JSON.stringify({ email: email.toLowerCase() }),
+      grantId: null,
+      clientId: null,
+      uid: null,
+      createdAt: nowSeconds(this.opts.clock ?? systemClock),
+      expiresAt: null,
+    });
+    return sub;
+  }
+
+  /** The email a subject stands for. */
+  async emailOf(sub: string | undefined): Promise<string | undefined> {
+    if (sub === undefined) return undefined;
+    const row = await this.opts.store.oauth.find('Person', sub, nowSeconds(this.opts.clock ?? systemClock));
+    return row ? (JSON.parse(row.payload) as { email?: string }).email : undefined;
+  }
+
   /** Deletes expired rows and unused registrations; how many. */
   prune(): Promise<number> {
     const now = nowSeconds(this.opts.clock ?? systemClock);
-    return this.opts.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? 24 * 3600));
+    return this.opts.store.oauth.prune(now, now - (this.opts.unusedClientSeconds ?? UNUSED_CLIENT_SECONDS));
+  }
+
+  /** Counts a registration from `address` against its limit: whether it may go on, and when to retry. */
+  admitRegistration(address: string): LimitState | undefined {
+    return this.registrations?.take(address);
+  }
+
+  /** Before a registration: the oldest unused registrations deleted, so that at most the ceiling are kept with it. */
+  makeRoomForRegistration(): Promise<number> {
+    return this.opts.store.oauth.trimUnusedClients(
+      Math.max(0, (this.opts.maxUnusedClients ?? MAX_UNUSED_CLIENTS) - 1),
+    );
   }
 
   start(): void {
@@ -143,12 +198,3 @@ export class OAuthServer {
     };
   }
 }
-
-/**
- * The subject of a grant is the person (their email), not the account: one browser session may
- * connect several of a person's accounts without the provider taking it for another person's
- * sign-in. The account is the grant's key row's.
- */
-export const subjectOf = personSubject;
-export const emailOfSubject = (sub: string | undefined) =>
-  sub?.startsWith('email:') ? sub.slice(6) : undefined;

@@ -1,7 +1,7 @@
 /** @module Use cases on the users of an account. */
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { validateUser } from '../domain/users.js';
+import { personSubject, validateUser } from '../domain/users.js';
 import type { GuardRefusal, MemberGuard } from '../store/store.js';
 import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
@@ -73,6 +73,7 @@ export class UserService {
     const user = await this.deps.store.users.remove(userId, audit, {
       ...guard,
       grantsRevokedAt: now(this.deps),
+      grantSubject: personSubject(this.deps.keySecret, existing.email),
     });
     if (typeof user === 'string') return guardRefusal(user);
     return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);

@@ -30,6 +30,19 @@ export interface OAuthStore {
    * names (clients such as claude.ai register anew for each connection); how many rows.
    */
   prune(now: EpochSeconds, unusedClientsBefore: EpochSeconds): Promise<number>;
+  /**
+   * Deletes the oldest registered clients that no grant names, keeping the newest `keep` of them;
+   * how many were deleted.
+   */
+  trimUnusedClients(keep: number): Promise<number>;
+  /**
+   * One transaction: marks `consumed` consumed (unless it already is, or `again`) and writes `rows`.
+   * Whether it did: false (and nothing written) when `consumed` was already consumed or is gone.
+   */
+  rotate(
+    consumed: { model: string; id: string; at: EpochSeconds; again?: boolean },
+    rows: Omit<OAuthModelRow, 'consumedAt'>[],
+  ): Promise<boolean>;
 }
 
 /** A row of `oauth_models` as either driver gives it (PostgreSQL's BIGINT columns may come as text). */

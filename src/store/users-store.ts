@@ -27,6 +27,8 @@ export interface UserRemoval {
    * with the person who allowed it.
    */
   grantsRevokedAt?: EpochSeconds;
+  /** The person's subject, as their grants name them (domain/users.ts personSubject). */
+  grantSubject?: string;
 }
 
 export interface UserStore {

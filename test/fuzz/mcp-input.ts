@@ -745,7 +745,10 @@ export function checkMcpAnswer(
     }
   }
 
-  if (status === 401 && header(a, 'www-authenticate') !== 'Bearer')
+  if (
+    status === 401 &&
+    !['Bearer', 'Bearer error="invalid_token"'].includes(header(a, 'www-authenticate') ?? '')
+  )
     no('401 without WWW-Authenticate: Bearer');
   if (status === 405 && header(a, 'allow') !== 'POST') no('405 without Allow: POST');
 

@@ -38,7 +38,10 @@ describe('/mcp over raw HTTP', () => {
     for (const key of [undefined, 'tg_AAAAAAAAAAA', 'garbage']) {
       const res = await post(key, rpc('tools/list'));
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      // RFC 6750: an error parameter only when a credential was presented.
+      expect(res.headers.get('www-authenticate')).toBe(
+        key === undefined ? 'Bearer' : 'Bearer error="invalid_token"',
+      );
       expect(await res.json()).toMatchObject({ status: 'error', code: expect.stringMatching(/_api_key$/) });
     }
   });

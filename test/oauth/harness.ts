@@ -76,6 +76,13 @@ export interface LiveOptions {
   schema?: string;
   /** TOOLGATE_PUBLIC_URL (servers of one deployment share it); default the address listened on. */
   publicUrl?: string;
+  /** PostgreSQL: connect here instead of POSTGRES_URL (a TCP proxy in front of it). */
+  databaseUrl?: string;
+  /** PostgreSQL: how long to wait on the database before answering unavailable. */
+  databaseTimeoutMs?: number;
+  /** OAuthServer's options of the same names. */
+  registrationsPerAddress?: number;
+  maxUnusedClients?: number;
 }
 
 export async function liveServer(backend: Backend, opts: LiveOptions = {}): Promise<Live> {
@@ -89,7 +96,14 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
       return new SqliteStore({ path: where, observer });
     }
     where = opts.schema ?? scratchSchemaName();
-    const pg = new PostgresStore({ url: POSTGRES_URL, schema: where, observer });
+    const pg = new PostgresStore({
+      url: opts.databaseUrl ?? POSTGRES_URL,
+      schema: where,
+      observer,
+      ...(opts.databaseTimeoutMs
+        ? { connectTimeoutMs: opts.databaseTimeoutMs, statementTimeoutMs: opts.databaseTimeoutMs }
+        : {}),
+    });
     cleanup = opts.schema ? async () => {} : () => pg.dropSchema().catch(() => {});
     return pg;
   });
@@ -109,6 +123,10 @@ export async function liveServer(backend: Backend, opts: LiveOptions = {}): Prom
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.registrationsPerAddress !== undefined
+      ? { registrationsPerAddress: opts.registrationsPerAddress }
+      : {}),
+    ...(opts.maxUnusedClients !== undefined ? { maxUnusedClients: opts.maxUnusedClients } : {}),
   });
   const services = createServices(
     catalogue ? { ...base, catalogueChanged: () => catalogue.refresh() } : base,

@@ -109,7 +109,11 @@ export function usersContract(name: string, makeStore: () => Promise<StoreFixtur
           await store.oauth.upsert({
             model: 'Grant',
             id: keyId,
-            payload: JSON.stringify({ jti: keyId, accountId: personSubject(email), clientId: 'c' }),
+            payload: JSON.stringify({
+              jti: keyId,
+              accountId: personSubject('contract-secret', email),
+              clientId: 'c',
+            }),
             grantId: null,
             clientId: 'c',
             uid: null,
@@ -120,7 +124,12 @@ export function usersContract(name: string, makeStore: () => Promise<StoreFixtur
         };
         const annGrant = await grant('Ann@Example.com');
         const bobGrant = await grant('bob@example.com');
-        expect(await store.users.remove(ann.id, undefined, { grantsRevokedAt: T + 5 })).toEqual(ann);
+        expect(
+          await store.users.remove(ann.id, undefined, {
+            grantsRevokedAt: T + 5,
+            grantSubject: personSubject('contract-secret', 'ann@example.com'),
+          }),
+        ).toEqual(ann);
         expect((await store.keys.get(annGrant))?.revokedAt).toBe(T + 5);
         expect((await store.keys.get(bobGrant))?.revokedAt).toBeNull();
       });

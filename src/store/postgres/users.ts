@@ -1,7 +1,7 @@
 /** @module PostgreSQL's users of an account (store.users). */
 import { GRANT_HINT } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
-import { personSubject, type User, type UserRole } from '../../domain/users.js';
+import type { User, UserRole } from '../../domain/users.js';
 import { changeEvent } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
@@ -106,13 +106,13 @@ export class PgUsers implements UserStore {
         await writeAudit(audit, db);
         let keys = false;
         const at = guard?.grantsRevokedAt;
-        if (at !== undefined) {
+        if (at !== undefined && guard?.grantSubject !== undefined) {
           const revoked = await this.t.all<{ id: string }>(
             `UPDATE api_keys SET revoked_at = $1
              WHERE account_id = $2 AND hint = $3 AND revoked_at IS NULL AND id IN (
                SELECT id FROM oauth_models WHERE model = 'Grant' AND (payload::jsonb ->> 'accountId') = $4)
              RETURNING id`,
-            [at, removed.account_id, GRANT_HINT, personSubject(removed.email)],
+            [at, removed.account_id, GRANT_HINT, guard.grantSubject],
             db,
           );
           await recordEvents(

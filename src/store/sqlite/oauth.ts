@@ -9,15 +9,47 @@ export class SqliteOAuth implements OAuthStore {
   constructor(private readonly x: SqliteExecutor) {}
 
   async upsert(r: Omit<OAuthModelRow, 'consumedAt'>): Promise<void> {
-    await this.x.write(() =>
-      this.x
+    await this.x.write(() => this.put(r));
+  }
+
+  private put(r: Omit<OAuthModelRow, 'consumedAt'>) {
+    this.x
+      .sql(
+        `INSERT INTO oauth_models (model, id, payload, grant_id, client_id, uid, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+           client_id = excluded.client_id, uid = excluded.uid, expires_at = excluded.expires_at`,
+      )
+      .run(r.model, r.id, r.payload, r.grantId, r.clientId, r.uid, r.createdAt, r.expiresAt);
+  }
+
+  rotate(
+    consumed: { model: string; id: string; at: EpochSeconds; again?: boolean },
+    rows: Omit<OAuthModelRow, 'consumedAt'>[],
+  ): Promise<boolean> {
+    return this.x.writeTx(() => {
+      const done = this.x
         .sql(
-          `INSERT INTO oauth_models (model, id, payload, grant_id, client_id, uid, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
-             client_id = excluded.client_id, uid = excluded.uid, expires_at = excluded.expires_at`,
+          'UPDATE oauth_models SET consumed_at = ? WHERE model = ? AND id = ? AND (consumed_at IS NULL OR ?)',
         )
-        .run(r.model, r.id, r.payload, r.grantId, r.clientId, r.uid, r.createdAt, r.expiresAt),
+        .run(consumed.at, consumed.model, consumed.id, consumed.again ? 1 : 0).changes;
+      if (done === 0) return false;
+      for (const row of rows) this.put(row);
+      return true;
+    });
+  }
+
+  trimUnusedClients(keep: number): Promise<number> {
+    return this.x.writeTx(
+      () =>
+        this.x
+          .sql(
+            `DELETE FROM oauth_models WHERE model = 'Client' AND id IN (
+               SELECT id FROM oauth_models WHERE model = 'Client' AND id NOT IN
+                 (SELECT client_id FROM oauth_models WHERE model = 'Grant' AND client_id IS NOT NULL)
+               ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`,
+          )
+          .run(keep).changes,
     );
   }
 

@@ -1,7 +1,7 @@
 /** @module SQLite's users of an account (store.users). */
 import { GRANT_HINT } from '../../domain/api-keys.js';
 import type { AuditEntry } from '../../domain/audit.js';
-import { personSubject, type User, type UserRole } from '../../domain/users.js';
+import type { User, UserRole } from '../../domain/users.js';
 import { changeEvent } from '../../domain/webhooks.js';
 import type { Change } from '../changes.js';
 import { toUser, type UserRow } from '../rows.js';
@@ -96,7 +96,7 @@ export class SqliteUsers implements UserStore {
         writeAudit(this.x, audit);
         let keys = false;
         const at = guard?.grantsRevokedAt;
-        if (at !== undefined) {
+        if (at !== undefined && guard?.grantSubject !== undefined) {
           const revoked = this.x
             .sql(
               `UPDATE api_keys SET revoked_at = ?
@@ -104,7 +104,7 @@ export class SqliteUsers implements UserStore {
                  SELECT id FROM oauth_models WHERE model = 'Grant' AND json_extract(payload, '$.accountId') = ?)
                RETURNING id`,
             )
-            .all(at, target.account_id, GRANT_HINT, personSubject(target.email)) as { id: string }[];
+            .all(at, target.account_id, GRANT_HINT, guard.grantSubject) as { id: string }[];
           recordEvents(
             this.x,
             revoked.map((k) => changeEvent('key.revoked', target.account_id, at, { key_id: k.id })),
