@@ -43,13 +43,15 @@ export interface Running {
 export async function startServer(config: Config): Promise<Running> {
   const logger = createLogger(config.logLevel);
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
+  // The key secret first: a start that cannot read or make it says so before the database is touched.
+  const keySecrets = resolveKeySecrets(config);
   const parts = await openParts(config, logger);
   const { catalogue } = parts;
   // The console's links and OAuth's issuer name the public URL; without one, the address this
   // server listens on (known once it does).
   let listening = '';
   const publicUrl = () => config.publicUrl ?? listening;
-  const { oauth, services } = composeUseCases(config, parts, logger, publicUrl);
+  const { oauth, services } = composeUseCases(config, keySecrets, parts, logger, publicUrl);
   const consoleSettings = config.console.enabled
     ? await consoleSettingsOf(config, services, logger, publicUrl)
     : undefined;
@@ -109,9 +111,15 @@ export async function startServer(config: Config): Promise<Running> {
  * The use cases, and OAuth when the console is on (its consent is the console's). OAuth is made
  * first: the key service takes its bearer check (an access token answers as a key does).
  */
-function composeUseCases(config: Config, parts: Parts, logger: Logger, publicUrl: () => string) {
+function composeUseCases(
+  config: Config,
+  keySecrets: readonly string[],
+  parts: Parts,
+  logger: Logger,
+  publicUrl: () => string,
+) {
   const { store, catalogue } = parts;
-  const [keySecret = '', ...previousKeySecrets] = resolveKeySecrets(config);
+  const [keySecret = '', ...previousKeySecrets] = keySecrets;
   const oauth = config.console.enabled
     ? new OAuthServer({
         store,

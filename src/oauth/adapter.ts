@@ -152,7 +152,9 @@ export function storeAdapter(
         const { consumed: _, ...unspent } = payload;
         payload = unspent;
       }
-      if (payload && this.name === 'Grant' && grantActive && !(await grantActive(id))) return undefined;
+      // Asked of the store too: its failure is the same 503 as the row's own read.
+      if (payload && this.name === 'Grant' && grantActive && !(await guarded(() => grantActive(id))))
+        return undefined;
       return payload && this.hashed ? { ...payload, jti: id } : payload;
     }
 
