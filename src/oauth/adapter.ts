@@ -65,6 +65,43 @@ export interface AdapterErrors {
 }
 
 /**
+ * Refresh tokens (hashed ids) whose rotation failed as unavailable on this server, until when (ms):
+ * the COMMIT may have gone through with its answer lost, so the client's retry with the same token
+ * is a retry, not a reuse, and rotates it again instead of revoking the grant.
+ */
+class UncertainRotations {
+  private readonly until = new Map<string, number>();
+
+  has(id: string): boolean {
+    const until = this.until.get(id);
+    if (until !== undefined && until < Date.now()) this.until.delete(id);
+    return until !== undefined && until >= Date.now();
+  }
+
+  add(id: string): void {
+    if (this.until.size >= MAX_UNCERTAIN) this.until.delete(this.until.keys().next().value as string);
+    this.until.set(id, Date.now() + UNCERTAIN_MS);
+  }
+
+  delete(id: string): void {
+    this.until.delete(id);
+  }
+}
+
+/** What every model's adapter of one provider shares. */
+interface AdapterContext {
+  store: OAuthStore;
+  errors: AdapterErrors;
+  grantActive: ((grantId: string) => Promise<boolean>) | undefined;
+  uncertain: UncertainRotations;
+}
+
+const DEFAULT_ERRORS: AdapterErrors = {
+  unavailable: () => new StoreUnavailableError('unavailable'),
+  alreadyUsed: () => new Error('already used'),
+};
+
+/**
  * The adapter class oidc-provider instantiates once per model name. `grantActive` is asked of every
  * Grant found: a grant whose key row was revoked (its person removed, its account closed, the
  * console's Revoke) is not found, so the library refuses what needs it (a refresh: `invalid_grant`)
@@ -72,130 +109,133 @@ export interface AdapterErrors {
  */
 export function storeAdapter(
   store: OAuthStore,
-  errors: AdapterErrors = {
-    unavailable: () => new StoreUnavailableError('unavailable'),
-    alreadyUsed: () => new Error('already used'),
-  },
+  errors: AdapterErrors = DEFAULT_ERRORS,
   grantActive?: (grantId: string) => Promise<boolean>,
 ): new (
   name: string,
 ) => Adapter {
-  /**
-   * Refresh tokens (hashed ids) whose rotation failed as unavailable on this server, until when (ms):
-   * the COMMIT may have gone through with its answer lost, so the client's retry with the same token
-   * is a retry, not a reuse, and rotates it again instead of revoking the grant.
-   */
-  const uncertain = new Map<string, number>();
-  const isUncertain = (id: string) => {
-    const until = uncertain.get(id);
-    if (until !== undefined && until < Date.now()) uncertain.delete(id);
-    return until !== undefined && until >= Date.now();
+  const ctx: AdapterContext = { store, errors, grantActive, uncertain: new UncertainRotations() };
+  return class extends StoreAdapter {
+    constructor(name: string) {
+      super(name, ctx);
+    }
   };
-  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+}
+
+class StoreAdapter implements Adapter {
+  private readonly key: (id: string) => string;
+  private readonly hashed: boolean;
+
+  constructor(
+    private readonly name: string,
+    private readonly ctx: AdapterContext,
+  ) {
+    this.hashed = !PLAIN_IDS.has(name);
+    this.key = this.hashed ? hashId : (id) => id;
+  }
+
+  /** `fn` on the store, its unavailability answered as the library's 503. */
+  private async guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      throw isStoreUnavailable(err) ? errors.unavailable() : err;
+      throw isStoreUnavailable(err) ? this.ctx.errors.unavailable() : err;
     }
-  };
-  return class StoreAdapter implements Adapter {
-    private readonly key: (id: string) => string;
+  }
 
-    private readonly hashed: boolean;
-
-    constructor(private readonly name: string) {
-      this.hashed = !PLAIN_IDS.has(name);
-      this.key = this.hashed ? hashId : (id) => id;
+  async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const now = nowSeconds();
+    const row: Row = {
+      model: this.name,
+      id: this.key(id),
+      // The payload repeats the id as `jti` (an opaque token's value): kept out, put back by find.
+      payload: JSON.stringify(this.hashed ? { ...payload, jti: undefined } : payload),
+      grantId: payload.grantId ?? null,
+      clientId: payload.clientId ?? null,
+      uid: payload.uid ?? null,
+      createdAt: now,
+      expiresAt: expiresIn ? now + expiresIn : null,
+    };
+    const rotation = requestScope.getStore()?.rotation;
+    if (rotation && (this.name === 'RefreshToken' || this.name === 'AccessToken')) {
+      rotation.rows.push(row);
+      if (this.name === 'AccessToken') await this.finishRotation(rotation);
+      return;
     }
+    await this.guarded(() => this.ctx.store.upsert(row));
+  }
 
-    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      const now = nowSeconds();
-      const row: Row = {
-        model: this.name,
-        id: this.key(id),
-        // The payload repeats the id as `jti` (an opaque token's value): kept out, put back by find.
-        payload: JSON.stringify(this.hashed ? { ...payload, jti: undefined } : payload),
-        grantId: payload.grantId ?? null,
-        clientId: payload.clientId ?? null,
-        uid: payload.uid ?? null,
-        createdAt: now,
-        expiresAt: expiresIn ? now + expiresIn : null,
-      };
-      const rotation = requestScope.getStore()?.rotation;
-      if (rotation && (this.name === 'RefreshToken' || this.name === 'AccessToken')) {
-        rotation.rows.push(row);
-        if (this.name !== 'AccessToken') return;
-        // The access token ends the rotation: the old refresh token consumed, the new one and the
-        // access token stored, together or not at all.
-        const scope = requestScope.getStore();
-        if (scope) scope.rotation = undefined;
-        let done: boolean;
-        try {
-          done = await store.rotate(rotation.consumed, rotation.rows);
-        } catch (err) {
-          if (!isStoreUnavailable(err)) throw err;
-          if (uncertain.size >= MAX_UNCERTAIN) uncertain.delete(uncertain.keys().next().value as string);
-          uncertain.set(rotation.consumed.id, Date.now() + UNCERTAIN_MS);
-          throw errors.unavailable();
-        }
-        if (!done) throw errors.alreadyUsed();
-        uncertain.delete(rotation.consumed.id);
-        return;
-      }
-      await guarded(() => store.upsert(row));
+  /**
+   * The access token ends the rotation: the old refresh token consumed, the new one and the access
+   * token stored, together or not at all.
+   */
+  private async finishRotation(rotation: Rotation): Promise<void> {
+    const scope = requestScope.getStore();
+    if (scope) scope.rotation = undefined;
+    const { uncertain, errors } = this.ctx;
+    let done: boolean;
+    try {
+      done = await this.ctx.store.rotate(rotation.consumed, rotation.rows);
+    } catch (err) {
+      if (!isStoreUnavailable(err)) throw err;
+      uncertain.add(rotation.consumed.id);
+      throw errors.unavailable();
     }
+    if (!done) throw errors.alreadyUsed();
+    uncertain.delete(rotation.consumed.id);
+  }
 
-    async find(id: string): Promise<AdapterPayload | undefined> {
-      const key = this.key(id);
-      let payload = this.payload(await guarded(() => store.find(this.name, key, nowSeconds())));
-      if (payload?.consumed && this.name === 'RefreshToken' && isUncertain(key)) {
-        const { consumed: _, ...unspent } = payload;
-        payload = unspent;
-      }
-      // Asked of the store too: its failure is the same 503 as the row's own read.
-      if (payload && this.name === 'Grant' && grantActive && !(await guarded(() => grantActive(id))))
-        return undefined;
-      return payload && this.hashed ? { ...payload, jti: id } : payload;
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const key = this.key(id);
+    const { store, grantActive } = this.ctx;
+    let payload = this.payload(await this.guarded(() => store.find(this.name, key, nowSeconds())));
+    if (payload?.consumed && this.name === 'RefreshToken' && this.ctx.uncertain.has(key)) {
+      const { consumed: _, ...unspent } = payload;
+      payload = unspent;
     }
-
-    /** A session by its uid: without its id (only its hash is kept), which its callers only read. */
-    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return this.payload(await guarded(() => store.findByUid(this.name, uid, nowSeconds())));
-    }
-
-    async findByUserCode(): Promise<undefined> {
-      // The device flow is off: no model has a user code.
+    // Asked of the store too: its failure is the same 503 as the row's own read.
+    if (payload && this.name === 'Grant' && grantActive && !(await this.guarded(() => grantActive(id))))
       return undefined;
-    }
+    return payload && this.hashed ? { ...payload, jti: id } : payload;
+  }
 
-    async consume(id: string): Promise<void> {
-      const scope = requestScope.getStore();
-      if (scope && this.name === 'RefreshToken') {
-        // Held back until the access token of this request is stored (Rotation).
-        const key = this.key(id);
-        scope.rotation = {
-          consumed: { model: this.name, id: key, at: nowSeconds(), again: isUncertain(key) },
-          rows: [],
-        };
-        return;
-      }
-      await guarded(() => store.consume(this.name, this.key(id), nowSeconds()));
-    }
+  /** A session by its uid: without its id (only its hash is kept), which its callers only read. */
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return this.payload(await this.guarded(() => this.ctx.store.findByUid(this.name, uid, nowSeconds())));
+  }
 
-    async destroy(id: string): Promise<void> {
-      await guarded(() => store.destroy(this.name, this.key(id)));
-    }
+  async findByUserCode(): Promise<undefined> {
+    // The device flow is off: no model has a user code.
+    return undefined;
+  }
 
-    async revokeByGrantId(grantId: string): Promise<void> {
-      await guarded(() => store.revokeByGrantId(this.name, grantId));
+  async consume(id: string): Promise<void> {
+    const scope = requestScope.getStore();
+    if (scope && this.name === 'RefreshToken') {
+      // Held back until the access token of this request is stored (Rotation).
+      const key = this.key(id);
+      scope.rotation = {
+        consumed: { model: this.name, id: key, at: nowSeconds(), again: this.ctx.uncertain.has(key) },
+        rows: [],
+      };
+      return;
     }
+    await this.guarded(() => this.ctx.store.consume(this.name, this.key(id), nowSeconds()));
+  }
 
-    private payload(
-      row: { payload: string; consumedAt: number | null } | undefined,
-    ): AdapterPayload | undefined {
-      if (!row) return undefined;
-      const payload = JSON.parse(row.payload) as AdapterPayload;
-      return row.consumedAt === null ? payload : { ...payload, consumed: row.consumedAt };
-    }
-  };
+  async destroy(id: string): Promise<void> {
+    await this.guarded(() => this.ctx.store.destroy(this.name, this.key(id)));
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.guarded(() => this.ctx.store.revokeByGrantId(this.name, grantId));
+  }
+
+  private payload(
+    row: { payload: string; consumedAt: number | null } | undefined,
+  ): AdapterPayload | undefined {
+    if (!row) return undefined;
+    const payload = JSON.parse(row.payload) as AdapterPayload;
+    return row.consumedAt === null ? payload : { ...payload, consumed: row.consumedAt };
+  }
 }

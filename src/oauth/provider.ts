@@ -37,18 +37,7 @@ export interface ProviderOptions {
 
 export function createProvider(opts: ProviderOptions): Provider {
   const resource = mcpResource(opts.publicUrl);
-  const policy = interactionPolicy.base();
-  // The person chooses the account on every authorization, even when a session and a grant for the
-  // client exist: a grant is one account's, and the choice is theirs each time.
-  policy
-    .get('consent')
-    ?.checks.add(
-      new interactionPolicy.Check('account_choice', 'the account is chosen on every authorization', (ctx) =>
-        ctx.oidc.result?.consent?.grantId
-          ? interactionPolicy.Check.NO_NEED_TO_PROMPT
-          : interactionPolicy.Check.REQUEST_PROMPT,
-      ),
-    );
+  const policy = consentPolicy();
   const configuration: Configuration = {
     adapter: storeAdapter(
       opts.store,
@@ -104,32 +93,7 @@ export function createProvider(opts: ProviderOptions): Provider {
       Interaction: 3600,
       IdToken: 3600,
     },
-    features: {
-      devInteractions: { enabled: false },
-      registration: { enabled: true, idFactory: () => crypto.randomUUID() },
-      revocation: { enabled: true },
-      userinfo: { enabled: false },
-      clientIdMetadataDocument: {
-        enabled: true,
-        ack: 'draft-02',
-        allowClient: (_ctx, client) => client.redirectUris?.every((u) => opts.isAllowedRedirect(u)) ?? false,
-      },
-      resourceIndicators: {
-        enabled: true,
-        // claude.ai leaves `resource` out of /authorize: that means /mcp.
-        defaultResource: () => resource,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, requested) => {
-          if (requested !== resource) throw new errors.InvalidTarget(`the only resource here is ${resource}`);
-          return {
-            scope: MCP_SCOPE,
-            audience: resource,
-            accessTokenTTL: opts.accessTokenTtl,
-            accessTokenFormat: 'opaque',
-          };
-        },
-      },
-    },
+    features: features(opts, resource),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
     renderError: (ctx: KoaContextWithOIDC, out) => {
       ctx.type = 'json';
@@ -139,22 +103,76 @@ export function createProvider(opts: ProviderOptions): Provider {
   const provider = new Provider(opts.publicUrl, configuration);
   // Its URLs are built from the request; the mount rewrites Host and proto to the public URL.
   provider.proxy = true;
-  provider.use(async (ctx, next) => {
-    await inRequestScope(next);
-    if (ctx.status === 503) ctx.set('retry-after', '1');
-    // The token answer's scope lists what was granted: the access token's, and `openid` and
-    // `offline_access` when an ID token and a refresh token came back with it.
-    const body = ctx.body as Record<string, unknown> | undefined;
-    if (ctx.oidc?.route === 'token' && ctx.status === 200 && typeof body?.access_token === 'string') {
-      const granted = new Set(
-        String(body.scope ?? '')
-          .split(' ')
-          .filter(Boolean),
-      );
-      if (body.id_token) granted.add('openid');
-      if (body.refresh_token) granted.add('offline_access');
-      body.scope = SCOPES.filter((s) => granted.has(s)).join(' ');
-    }
-  });
+  provider.use(answerMiddleware);
   return provider;
+}
+
+/** The consent prompt, asked on every authorization (the account is chosen each time). */
+function consentPolicy() {
+  const policy = interactionPolicy.base();
+  // The person chooses the account on every authorization, even when a session and a grant for the
+  // client exist: a grant is one account's, and the choice is theirs each time.
+  policy
+    .get('consent')
+    ?.checks.add(
+      new interactionPolicy.Check('account_choice', 'the account is chosen on every authorization', (ctx) =>
+        ctx.oidc.result?.consent?.grantId
+          ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+          : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
+  return policy;
+}
+
+/** The library's features: registration, revocation, client metadata documents and the one resource. */
+function features(opts: ProviderOptions, resource: string): Configuration['features'] {
+  return {
+    devInteractions: { enabled: false },
+    registration: { enabled: true, idFactory: () => crypto.randomUUID() },
+    revocation: { enabled: true },
+    userinfo: { enabled: false },
+    clientIdMetadataDocument: {
+      enabled: true,
+      ack: 'draft-02',
+      allowClient: (_ctx, client) => client.redirectUris?.every((u) => opts.isAllowedRedirect(u)) ?? false,
+    },
+    resourceIndicators: {
+      enabled: true,
+      // claude.ai leaves `resource` out of /authorize: that means /mcp.
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, requested) => {
+        if (requested !== resource) throw new errors.InvalidTarget(`the only resource here is ${resource}`);
+        return {
+          scope: MCP_SCOPE,
+          audience: resource,
+          accessTokenTTL: opts.accessTokenTtl,
+          accessTokenFormat: 'opaque',
+        };
+      },
+    },
+  };
+}
+
+/**
+ * Around every request of the library: its rotation scope (adapter.ts); a 503's `Retry-After`; the
+ * token answer's scope listing what was granted (the access token's, and `openid` and
+ * `offline_access` when an ID token and a refresh token came back with it).
+ */
+async function answerMiddleware(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  await inRequestScope(next);
+  if (ctx.status === 503) ctx.set('retry-after', '1');
+  // The token answer's scope lists what was granted: the access token's, and `openid` and
+  // `offline_access` when an ID token and a refresh token came back with it.
+  const body = ctx.body as Record<string, unknown> | undefined;
+  if (ctx.oidc?.route === 'token' && ctx.status === 200 && typeof body?.access_token === 'string') {
+    const granted = new Set(
+      String(body.scope ?? '')
+        .split(' ')
+        .filter(Boolean),
+    );
+    if (body.id_token) granted.add('openid');
+    if (body.refresh_token) granted.add('offline_access');
+    body.scope = SCOPES.filter((s) => granted.has(s)).join(' ');
+  }
 }

@@ -16,6 +16,7 @@ import { UsageCounters } from '../../src/service/usage-counters.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
+import { callTool, send } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { ADMIN_TOKEN, captureLogs, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
 import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
@@ -194,12 +195,8 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
   }
 
   const tool = async (key: string, name: string, body: unknown = {}) => {
-    const res = await fetch(`${url}/api/v1/tools/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
+    const res = await callTool(url, key, name, body);
+    return { status: res.status, body: res.data };
   };
 
   it('signs in through the logged link, once, and lands on the Overview with get_account’s numbers', async () => {
@@ -425,14 +422,10 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
 
   it('makes operator links through the admin API and both CLI modes, audited, for users only', async () => {
     const admin = (body: unknown, token = ADMIN_TOKEN) =>
-      fetch(`${url}/admin/v1/console/links`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      send(url, token, 'POST', '/admin/v1/console/links', body);
     const made = await admin({ email: 'owner@example.com', account_id: accountId });
     expect(made.status).toBe(201);
-    const { url: link } = (await made.json()) as { url: string };
+    const { url: link } = made.data as { url: string };
     expect((await new Browser(url).follow(link)).location).toBe(`/console/a/${accountId}/`);
     expect((await admin({ email: 'owner@example.com', account_id: otherId })).status).toBe(404);
     expect((await admin({ email: 'nobody@example.com' })).status).toBe(404);

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { callTool as call } from '../calls.js';
 import { adminCall, E2E_ADMIN_TOKEN } from '../e2e/admin-client.js';
 import { type ServerProcess, startServer } from '../e2e/process.js';
 import { scratchDir } from '../helpers.js';
@@ -125,12 +126,8 @@ export async function callTool(
   tool: string,
   body: unknown = {},
 ): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}/api/v1/tools/${tool}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
+  const res = await call(url, key, tool, body);
+  return { status: res.status, body: res.data };
 }
 
 export { adminCall, E2E_ADMIN_TOKEN };

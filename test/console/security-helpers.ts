@@ -6,6 +6,7 @@
 
 import { actingAs } from '../../src/service/audit.js';
 import type { Services } from '../../src/service/index.js';
+import { callTool } from '../calls.js';
 import { addUser, type ConsoleApp, followLink } from './console-app-helpers.js';
 import { ConsoleClient, forms, links, type Page } from './console-client-helpers.js';
 
@@ -181,13 +182,7 @@ export async function world(h: ConsoleApp) {
     },
 
     async keyWorks(key: string): Promise<boolean> {
-      const res = await fetch(`${h.url}/api/v1/tools/get_account`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: '{}',
-      });
-      await res.arrayBuffer();
-      return res.status === 200;
+      return (await callTool(h.url, key, 'get_account', {})).status === 200;
     },
 
     async keyCount(accountId: string): Promise<number> {
