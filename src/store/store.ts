@@ -196,6 +196,8 @@ export interface ConsoleStore {
    * unused and not expired at `now`. Undefined otherwise (unknown, used, or expired).
    */
   useLink(tokenHash: string, now: EpochSeconds): Promise<ConsoleLink | undefined>;
+  /** The link, while unused and not expired at `now`, without using it (what a sign-in would be). */
+  findLink(tokenHash: string, now: EpochSeconds): Promise<ConsoleLink | undefined>;
   addSession(session: ConsoleSessionRecord, audit?: AuditEntry): Promise<void>;
   getSession(tokenHash: string): Promise<ConsoleSessionRecord | undefined>;
   /** Moves last_seen_at forward (never back). */

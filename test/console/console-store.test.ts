@@ -77,6 +77,20 @@ function contract(name: string, make: () => Promise<Fixture>, skip = false) {
       expect(again.ok).toBe(false);
     });
 
+    it('spends a link only on a sign-in that goes ahead: refused unspent while its email is in no account', async () => {
+      const admin = actingAs('admin:test');
+      const bob = await services.users.add(accountId, 'bob@example.com', 'member', admin);
+      if (!bob.ok) throw new Error(bob.error.message);
+      const token = tokenOf(await consoleService.makeLink({ email: 'bob@example.com' }));
+      await services.users.remove(bob.value.id, admin);
+      expect((await consoleService.followLink(token)).ok).toBe(false);
+      // Still unused: added back within its 15 minutes, the same link signs in, once.
+      expect(await fixture.store.console.findLink(sha256(token), Math.floor(T0 / 1000))).toBeDefined();
+      await services.users.add(accountId, 'bob@example.com', 'member', admin);
+      expect((await consoleService.followLink(token)).ok).toBe(true);
+      expect((await consoleService.followLink(token)).ok).toBe(false);
+    });
+
     it('gives a link to one of two callers at once', async () => {
       const token = tokenOf(await consoleService.makeLink({ email: 'ann@example.com' }));
       const t = Math.floor(T0 / 1000);

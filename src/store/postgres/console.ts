@@ -50,6 +50,16 @@ export class PgConsole implements ConsoleStore {
     return row && toLink(row);
   }
 
+  async findLink(tokenHash: string, now: EpochSeconds): Promise<ConsoleLink | undefined> {
+    const row = await guard(() =>
+      this.t.one<LinkRow>(
+        'SELECT * FROM console_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2',
+        [tokenHash, now],
+      ),
+    );
+    return row && toLink(row);
+  }
+
   async addSession(s: ConsoleSessionRecord, audit?: AuditEntry): Promise<void> {
     await this.t.tx(async (db) => {
       await db.query(

@@ -51,6 +51,13 @@ export class SqliteConsole implements ConsoleStore {
     return row && toLink(row);
   }
 
+  async findLink(tokenHash: string, now: EpochSeconds): Promise<ConsoleLink | undefined> {
+    const row = this.x
+      .sql('SELECT * FROM console_links WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?')
+      .get(tokenHash, now) as LinkRow | undefined;
+    return row && toLink(row);
+  }
+
   addSession(s: ConsoleSessionRecord, audit?: AuditEntry): Promise<void> {
     return this.x.writeTx(() => {
       this.x
