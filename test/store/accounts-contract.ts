@@ -1,14 +1,14 @@
 /** The accounts part of the Store contract (store.accounts: create, createFirst, get, list, count, update, snapshot), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
 import { limits } from '../helpers.js';
 import {
   account,
   apiKey,
+  eachMigratedStore,
   id,
   ledger,
-  migrateForContract,
   type StoreFixture,
   T,
   TINY,
@@ -18,14 +18,8 @@ import {
 export function accountsContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('accounts', () => {

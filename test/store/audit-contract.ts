@@ -1,5 +1,5 @@
 /** The audit trail part of the Store contract (store.audit, and the entries every change writes), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../../src/domain/audit.js';
 import { type Amounts, incrementsFor } from '../../src/domain/fair-use.js';
@@ -8,9 +8,9 @@ import {
   account,
   apiKey,
   audit,
+  eachMigratedStore,
   id,
   ledger,
-  migrateForContract,
   type StoreFixture,
   T,
   TINY,
@@ -20,14 +20,8 @@ import {
 export function auditContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('the audit trail', () => {

@@ -4,6 +4,7 @@
  * The contract speaks only the Store interface and the domain, so a new backend passes by
  * behaving, not by sharing code.
  */
+import { afterEach, beforeEach } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import type { ApiKeyRecord } from '../../src/domain/api-keys.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../../src/domain/audit.js';
@@ -89,4 +90,18 @@ export async function migrateForContract(store: Store): Promise<void> {
   await store.migrate(DEFAULT_PLANS, T);
   await store.plans.put(TINY, T);
   await store.plans.put(TINIER, T);
+}
+
+/** A store of the backend for each test, migrated for the contract, handed to `use`, cleaned after. */
+export function eachMigratedStore(makeStore: () => Promise<StoreFixture>, use: (store: Store) => void): void {
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    const fixture = await makeStore();
+    cleanup = fixture.cleanup;
+    await migrateForContract(fixture.store);
+    use(fixture.store);
+  });
+  afterEach(async () => {
+    await cleanup();
+  });
 }

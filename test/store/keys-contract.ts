@@ -1,21 +1,15 @@
 /** The API keys part of the Store contract (store.keys), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import { LAST_USED_RESOLUTION_SECONDS } from '../../src/domain/api-keys.js';
 import type { Store } from '../../src/store/store.js';
-import { account, apiKey, id, migrateForContract, type StoreFixture, T } from './contract-fixtures.js';
+import { account, apiKey, eachMigratedStore, id, type StoreFixture, T } from './contract-fixtures.js';
 
 export function keysContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('API keys', () => {

@@ -1,21 +1,15 @@
 /** The token ledger part of the Store contract (store.ledger), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import { type LedgerKind, MAX_BALANCE } from '../../src/domain/ledger.js';
 import type { Store } from '../../src/store/store.js';
-import { account, id, ledger, migrateForContract, type StoreFixture, T } from './contract-fixtures.js';
+import { account, eachMigratedStore, id, ledger, type StoreFixture, T } from './contract-fixtures.js';
 
 export function ledgerContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('the token ledger', () => {

@@ -1,21 +1,15 @@
 /** The plans part of the Store contract (store.plans), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/domain/plans.js';
 import type { Store } from '../../src/store/store.js';
 import { limits } from '../helpers.js';
-import { migrateForContract, type StoreFixture, T } from './contract-fixtures.js';
+import { eachMigratedStore, type StoreFixture, T } from './contract-fixtures.js';
 
 export function plansContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('plans', () => {

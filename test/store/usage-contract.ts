@@ -1,5 +1,5 @@
 /** The usage commits part of the Store contract (store.usage.commit), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import { FixedClock, nowSeconds } from '../../src/domain/clock.js';
 import {
@@ -15,10 +15,10 @@ import type { Store, UsageCommit } from '../../src/store/store.js';
 import { seededRandom } from '../seeded-random.js';
 import {
   account,
+  eachMigratedStore,
   H5,
   id,
   ledger,
-  migrateForContract,
   type StoreFixture,
   T,
   TINIER,
@@ -29,14 +29,8 @@ import {
 export function usageContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('usage commits', () => {

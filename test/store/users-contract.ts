@@ -1,22 +1,16 @@
 /** The users part of the Store contract (store.users), run on every backend. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import { GRANT_HINT } from '../../src/domain/api-keys.js';
 import { personSubject } from '../../src/domain/users.js';
 import type { Store } from '../../src/store/store.js';
-import { account, id, migrateForContract, type StoreFixture, T, user } from './contract-fixtures.js';
+import { account, eachMigratedStore, id, type StoreFixture, T, user } from './contract-fixtures.js';
 
 export function usersContract(name: string, makeStore: () => Promise<StoreFixture>): void {
   describe(`${name} store contract`, () => {
     let store: Store;
-    let cleanup: () => Promise<void>;
-
-    beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
-      await migrateForContract(store);
-    });
-    afterEach(async () => {
-      await cleanup();
+    eachMigratedStore(makeStore, (s) => {
+      store = s;
     });
 
     describe('users', () => {
