@@ -72,8 +72,7 @@ export class UserService {
     });
     const user = await this.deps.store.users.remove(userId, audit, {
       ...guard,
-      grantsRevokedAt: now(this.deps),
-      grantSubject: personSubject(this.deps.keySecret, existing.email),
+      revokeGrants: { at: now(this.deps), subject: personSubject(this.deps.keySecret, existing.email) },
     });
     if (typeof user === 'string') return guardRefusal(user);
     return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);

@@ -3,10 +3,12 @@ import type { Account, AccountStatus } from '../domain/accounts.js';
 import type { ApiKeyRecord } from '../domain/api-keys.js';
 import type { AuditAction, AuditDetails, AuditEntry } from '../domain/audit.js';
 import type { ToolDefinition } from '../domain/catalogue.js';
+import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
 import type { Plan, PlanLimits } from '../domain/plans.js';
 import type { UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
+import type { AccountSnapshot } from './accounts-store.js';
 import type { LedgerAppend, StoredTool, UsageGroup } from './store.js';
 
 // SQLite hands back 0/1, PostgreSQL booleans; both the limits as JSON text. Both map alike.
@@ -114,6 +116,29 @@ export const toAccount = (r: AccountRow): Account => ({
   updatedAt: r.updated_at,
   planSince: r.plan_since ?? r.created_at,
   lowBalance: r.low_balance === null || r.low_balance === undefined ? null : Number(r.low_balance),
+});
+
+/** What both backends' snapshot query answers: the account's row, its plan's and both counts. */
+export type SnapshotRow = AccountRow & {
+  plan_unlimited: PlanRow['unlimited'];
+  plan_limits: PlanRow['limits'];
+  plan_subscription: string | null;
+  api_key_count: number;
+  user_count: number;
+};
+
+/** A snapshot from its row, with the windows each backend keeps its own way. */
+export const toSnapshot = (row: SnapshotRow, windows: WindowState[]): AccountSnapshot => ({
+  account: toAccount(row),
+  plan: toPlan({
+    id: row.plan_id,
+    unlimited: row.plan_unlimited,
+    limits: row.plan_limits,
+    subscription: row.plan_subscription,
+  }),
+  apiKeyCount: row.api_key_count,
+  userCount: row.user_count,
+  windows,
 });
 
 export const toKey = (r: KeyRow): ApiKeyRecord => ({

@@ -26,9 +26,11 @@ export interface UserRemoval {
    * allowed in this account (their provider Grant names the person's subject): a connector ends
    * with the person who allowed it.
    */
-  grantsRevokedAt?: EpochSeconds;
-  /** The person's subject, as their grants name them (domain/users.ts personSubject). */
-  grantSubject?: string;
+  revokeGrants?: {
+    at: EpochSeconds;
+    /** The person's subject, as their grants name them (domain/users.ts personSubject). */
+    subject: string;
+  };
 }
 
 export interface UserStore {

@@ -120,8 +120,7 @@ export function usersContract(name: string, makeStore: () => Promise<StoreFixtur
         const bobGrant = await grant('bob@example.com');
         expect(
           await store.users.remove(ann.id, undefined, {
-            grantsRevokedAt: T + 5,
-            grantSubject: personSubject('contract-secret', 'ann@example.com'),
+            revokeGrants: { at: T + 5, subject: personSubject('contract-secret', 'ann@example.com') },
           }),
         ).toEqual(ann);
         expect((await store.keys.get(annGrant))?.revokedAt).toBe(T + 5);

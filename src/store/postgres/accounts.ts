@@ -12,7 +12,7 @@ import type { AccountPatch, AccountSnapshot, AccountStore } from '../accounts-st
 import type { Change } from '../changes.js';
 import type { LedgerAppend } from '../ledger-store.js';
 import type { Page } from '../page.js';
-import { type AccountRow, type PlanRow, toAccount, toPlan } from '../rows.js';
+import { type AccountRow, type SnapshotRow, toAccount, toSnapshot } from '../rows.js';
 import { writeAudit } from './audit.js';
 import { guard } from './driver.js';
 import { applyLedger } from './ledger.js';
@@ -143,16 +143,7 @@ export class PgAccounts implements AccountStore {
   async snapshot(accountId: string): Promise<AccountSnapshot | undefined> {
     // One round trip: the account (its windows with it), its plan and both counts.
     const row = await guard(() =>
-      this.t.one<
-        AccountRow & {
-          plan_unlimited: boolean;
-          plan_limits: PlanRow['limits'];
-          plan_subscription: string | null;
-          api_key_count: number;
-          user_count: number;
-          fair_use: Record<string, StoredWindow[]>;
-        }
-      >(
+      this.t.one<SnapshotRow & { fair_use: Record<string, StoredWindow[]> }>(
         {
           name: 'tg_snapshot',
           text: `SELECT a.*, p.unlimited AS plan_unlimited, p.limits::text AS plan_limits, p.subscription AS plan_subscription,
@@ -163,18 +154,6 @@ export class PgAccounts implements AccountStore {
         [accountId],
       ),
     );
-    if (!row) return undefined;
-    return {
-      account: toAccount(row),
-      plan: toPlan({
-        id: row.plan_id,
-        unlimited: row.plan_unlimited,
-        limits: row.plan_limits,
-        subscription: row.plan_subscription,
-      }),
-      apiKeyCount: row.api_key_count,
-      userCount: row.user_count,
-      windows: windowsFromStored(row.fair_use),
-    };
+    return row && toSnapshot(row, windowsFromStored(row.fair_use));
   }
 }

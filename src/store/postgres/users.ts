@@ -105,18 +105,18 @@ export class PgUsers implements UserStore {
         if (!removed) return {};
         await writeAudit(audit, db);
         let keys = false;
-        const at = guard?.grantsRevokedAt;
-        if (at !== undefined && guard?.grantSubject !== undefined) {
+        const grants = guard?.revokeGrants;
+        if (grants) {
           const revoked = await this.t.all<{ id: string }>(
             `UPDATE api_keys SET revoked_at = $1
              WHERE account_id = $2 AND hint = $3 AND revoked_at IS NULL AND id IN (
                SELECT id FROM oauth_models WHERE model = 'Grant' AND (payload::jsonb ->> 'accountId') = $4)
              RETURNING id`,
-            [at, removed.account_id, GRANT_HINT, guard.grantSubject],
+            [grants.at, removed.account_id, GRANT_HINT, grants.subject],
             db,
           );
           await recordEvents(
-            revoked.map((k) => changeEvent('key.revoked', removed.account_id, at, { key_id: k.id })),
+            revoked.map((k) => changeEvent('key.revoked', removed.account_id, grants.at, { key_id: k.id })),
             db,
           );
           keys = revoked.length > 0;

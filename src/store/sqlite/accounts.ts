@@ -10,7 +10,7 @@ import type { AccountPatch, AccountSnapshot, AccountStore } from '../accounts-st
 import type { Change } from '../changes.js';
 import type { LedgerAppend } from '../ledger-store.js';
 import type { Page } from '../page.js';
-import { type AccountRow, boolToInt, toAccount, toPlan } from '../rows.js';
+import { type AccountRow, boolToInt, type SnapshotRow, toAccount, toSnapshot } from '../rows.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 import type { FairUseSql } from './fair-use-sql.js';
@@ -147,28 +147,8 @@ export class SqliteAccounts implements AccountStore {
            (SELECT count(*) FROM users u WHERE u.account_id = a.id) AS user_count
          FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?`,
         )
-        .get(accountId) as
-        | (AccountRow & {
-            plan_unlimited: number;
-            plan_limits: string;
-            plan_subscription: string | null;
-            api_key_count: number;
-            user_count: number;
-          })
-        | undefined;
-      if (!row) return undefined;
-      return {
-        account: toAccount(row),
-        plan: toPlan({
-          id: row.plan_id,
-          unlimited: row.plan_unlimited,
-          limits: row.plan_limits,
-          subscription: row.plan_subscription,
-        }),
-        apiKeyCount: row.api_key_count,
-        userCount: row.user_count,
-        windows: this.windows.windowsOf(accountId),
-      };
+        .get(accountId) as SnapshotRow | undefined;
+      return row && toSnapshot(row, this.windows.windowsOf(accountId));
     });
   }
 }

@@ -95,8 +95,8 @@ export class SqliteUsers implements UserStore {
         this.x.sql('DELETE FROM users WHERE id = ?').run(id);
         writeAudit(this.x, audit);
         let keys = false;
-        const at = guard?.grantsRevokedAt;
-        if (at !== undefined && guard?.grantSubject !== undefined) {
+        const grants = guard?.revokeGrants;
+        if (grants) {
           const revoked = this.x
             .sql(
               `UPDATE api_keys SET revoked_at = ?
@@ -104,10 +104,10 @@ export class SqliteUsers implements UserStore {
                  SELECT id FROM oauth_models WHERE model = 'Grant' AND json_extract(payload, '$.accountId') = ?)
                RETURNING id`,
             )
-            .all(at, target.account_id, GRANT_HINT, guard.grantSubject) as { id: string }[];
+            .all(grants.at, target.account_id, GRANT_HINT, grants.subject) as { id: string }[];
           recordEvents(
             this.x,
-            revoked.map((k) => changeEvent('key.revoked', target.account_id, at, { key_id: k.id })),
+            revoked.map((k) => changeEvent('key.revoked', target.account_id, grants.at, { key_id: k.id })),
           );
           keys = revoked.length > 0;
         }
