@@ -40,22 +40,12 @@ const requestScope = new AsyncLocalStorage<{ rotation?: Rotation }>();
 /** Runs one request of the provider (its callback) with its own rotation scope. */
 export const inRequestScope = <T>(fn: () => T): T => requestScope.run({}, fn);
 
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  '57P01',
-  '57P03',
-]);
-
-/** A store that could not be reached or could not write (StoreUnavailableError, or a driver's connection error). */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (err instanceof StoreUnavailableError) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
-}
+/**
+ * A store that could not be reached or could not write: both backends turn their drivers' errors
+ * into StoreUnavailableError (postgres/driver.ts isUnavailable, the SQLite executor), so that is all
+ * there is to ask.
+ */
+export const isStoreUnavailable = (err: unknown): boolean => err instanceof StoreUnavailableError;
 
 export interface AdapterErrors {
   /** The error the library answers when the store is unavailable (503 temporarily_unavailable). */

@@ -74,6 +74,17 @@ export async function authorize(
 ): Promise<Authorized> {
   const jar = browser ?? new Jar();
   jar.add(cookie);
+  const { url, verifier } = authorizeUrl(live, clientId, params);
+  const { code, location } = await consentFrom(live, jar, url, accountId, REDIRECT);
+  return { code, verifier, clientId, jar, location };
+}
+
+/** An /authorize URL with PKCE for `clientId`; `params` replace the defaults, and '' leaves one out. */
+export function authorizeUrl(
+  live: Live,
+  clientId: string,
+  params: Record<string, string> = {},
+): { url: string; verifier: string } {
   const { verifier, challenge } = pkce();
   const q = new URLSearchParams({
     client_id: clientId,
@@ -87,14 +98,7 @@ export async function authorize(
     ...params,
   });
   for (const [k, v] of Object.entries(params)) if (v === '') q.delete(k);
-  const { code, location } = await consentFrom(
-    live,
-    jar,
-    `${live.url}/oauth/authorize?${q}`,
-    accountId,
-    REDIRECT,
-  );
-  return { code, verifier, clientId, jar, location };
+  return { url: `${live.url}/oauth/authorize?${q}`, verifier };
 }
 
 /** From an authorization URL: consent (the jar signed in) for `accountId`, up to the redirect to `redirect`. */

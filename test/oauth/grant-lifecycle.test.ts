@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actingAs } from '../../src/service/audit.js';
 import { accountWithKey } from '../helpers.js';
 import { postgresAvailable } from '../postgres.js';
-import { authorize, callTool, csrfOf, exchange, Jar, pkce, REDIRECT, register, token } from './flow.js';
+import { authorize, authorizeUrl, callTool, csrfOf, exchange, Jar, register, token } from './flow.js';
 import { type Backend, type Live, liveServer, person } from './harness.js';
 
 const pgAvailable = await postgresAvailable();
@@ -118,17 +118,8 @@ function lifecycle(backend: Backend, skip = false) {
       const clientId = String((await register(live)).body.client_id);
       const jar = new Jar();
       jar.add(cookie);
-      const { challenge } = pkce();
-      const q = new URLSearchParams({
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'mcp',
-        state: 's',
-      });
-      let res = await jar.fetch(`${live.url}/oauth/authorize?${q}`);
+      const { url: authorize } = authorizeUrl(live, clientId, { state: 's', resource: '' });
+      let res = await jar.fetch(authorize);
       const url = new URL(res.headers.get('location')!, live.url).href;
       res = await jar.fetch(url);
       return { jar, url, html: await res.text(), status: res.status };

@@ -3,7 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/domain/clock.js';
 import { accountWithKey } from '../helpers.js';
 import { postgresAvailable } from '../postgres.js';
-import { authorize, callTool, csrfOf, exchange, Jar, pkce, REDIRECT, register, token } from './flow.js';
+import {
+  authorize,
+  authorizeUrl,
+  callTool,
+  csrfOf,
+  exchange,
+  Jar,
+  pkce,
+  REDIRECT,
+  register,
+  token,
+} from './flow.js';
 import { type Backend, type Live, liveServer, person } from './harness.js';
 
 const backends: Backend[] = ['sqlite', 'postgres'];
@@ -92,16 +103,12 @@ describe.each(backends)('OAuth refusals on %s', (backend) => {
     if (skip) return s();
     const jar = new Jar();
     jar.add(cookie);
-    const { challenge } = pkce();
-    const q = new URLSearchParams({
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+    const { url } = authorizeUrl(live, clientId, {
       resource: 'https://other.example/mcp',
+      scope: '',
+      state: '',
     });
-    const res = await jar.fetch(`${live.url}/oauth/authorize?${q}`);
+    const res = await jar.fetch(url);
     const location = new URL(res.headers.get('location') ?? `${live.url}/`, live.url);
     expect(
       location.href.startsWith(REDIRECT)
