@@ -218,19 +218,18 @@ export class ConsoleService {
   async followLink(token: unknown): Promise<Result<Followed>> {
     if (!this.linkShaped(token)) return fail('not_found', 'This sign-in link is not valid.');
     const t = this.now();
-    const spent = fail<Followed>(
-      'not_found',
-      'This sign-in link is not valid, was used already, or has expired.',
-    );
+    const hash = sha256(token);
+    const spent = () =>
+      fail<Followed>('not_found', 'This sign-in link is not valid, was used already, or has expired.');
     // Looked at before it is used: a link that cannot sign in (its email in no account any more,
     // sign-up closed) is refused unspent; only a sign-in that goes ahead uses it.
-    const found = await this.store.findLink(sha256(token), t);
-    if (!found) return spent;
+    const found = await this.store.findLink(hash, t);
+    if (!found) return spent();
     let memberships = await this.store.memberships(found.email);
     if (memberships.length === 0 && !this.signupOpen)
       return fail('not_found', 'This sign-in link is not valid.');
-    const link = await this.store.useLink(sha256(token), t);
-    if (!link) return spent;
+    const link = await this.store.useLink(hash, t);
+    if (!link) return spent();
     if (memberships.length === 0) {
       const created = await this.signUp(link.email);
       if (!created.ok) return created;
