@@ -28,7 +28,7 @@ import { mcpRoutes } from './mcp/route.js';
 import { oauthConsent } from './oauth/consent.js';
 import { oauthRoutes } from './oauth/routes.js';
 import type { OAuthServer } from './oauth/server.js';
-import type { ConsoleService, ConsoleServiceOptions } from './service/console.js';
+import type { ConsoleServiceOptions } from './service/console.js';
 import type { Services } from './service/index.js';
 import { ToolCalls } from './tools/call.js';
 import type { ServedCatalogue } from './tools/catalogue.js';
@@ -242,20 +242,22 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
     ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
   });
   // The console in a scope of its own, the OAuth consent page among its pages.
-  const consoleService = deps.console && deps.services.console(consoleOptions(deps.console));
-  const consoleIdentity: CookieIdentity | undefined = deps.console
-    ? await registerConsole(app, {
-        service: consoleService as ConsoleService,
-        uses: deps.services,
-        settings: deps.console,
-        tokenCosts: () => calls.registry.tokenCosts(),
-        openapi: consoleOpenApi(app, deps.catalogue),
-        ...(deps.logger ? { logger: deps.logger } : {}),
-        ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),
-        ...(deps.oauth ? { consent: oauthConsent(deps.oauth) } : {}),
-        ...(deps.consoleIdentity ? { identity: deps.consoleIdentity } : {}),
-      })
-    : undefined;
+  const settings = deps.console;
+  const consoleService = settings ? deps.services.console(consoleOptions(settings)) : undefined;
+  const consoleIdentity: CookieIdentity | undefined =
+    settings && consoleService
+      ? await registerConsole(app, {
+          service: consoleService,
+          uses: deps.services,
+          settings,
+          tokenCosts: () => calls.registry.tokenCosts(),
+          openapi: consoleOpenApi(app, deps.catalogue),
+          ...(deps.logger ? { logger: deps.logger } : {}),
+          ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),
+          ...(deps.oauth ? { consent: oauthConsent(deps.oauth) } : {}),
+          ...(deps.consoleIdentity ? { identity: deps.consoleIdentity } : {}),
+        })
+      : undefined;
   if (deps.oauth) await app.register(oauthRoutes, { oauth: deps.oauth });
   const adminTokens =
     deps.adminTokens ?? (deps.adminToken ? [{ name: 'admin', token: deps.adminToken }] : []);
