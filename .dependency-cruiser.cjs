@@ -7,7 +7,7 @@ const FLOORS = [
   ['domain', '^src/domain/'],
   ['settings and probes', '^src/(config|logger|tick-shape)\\.ts$|^src/(metrics|client)/'],
   ['store', '^src/store/'],
-  ['outbound', '^src/(webhooks|upstream)/'],
+  ['outbound', '^src/(webhooks|upstream|payments)/'],
   ['service', '^src/service/'],
   ['tools', '^src/tools/'],
   ['http door', '^src/http/'],

@@ -23,6 +23,7 @@ import { type RateLimitOptions, RateLimits } from './http/rate-limit.js';
 import { lazyChildLogger, withRequestSerializer } from './http/request-logger.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { metaRoutes } from './http/routes/meta.js';
+import { stripeWebhookRoutes } from './http/routes/stripe-webhook.js';
 import { toolRoutes } from './http/routes/tools.js';
 import { mcpRoutes } from './mcp/route.js';
 import { oauthConsent } from './oauth/consent.js';
@@ -30,6 +31,7 @@ import { oauthRoutes } from './oauth/routes.js';
 import type { OAuthServer } from './oauth/server.js';
 import type { ConsoleServiceOptions } from './service/console.js';
 import type { Services } from './service/index.js';
+import { billingUrl } from './service/payments.js';
 import { ToolCalls } from './tools/call.js';
 import type { ServedCatalogue } from './tools/catalogue.js';
 import { TOOLS } from './tools/index.js';
@@ -268,8 +270,13 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
       adminTokens,
       ...(limits ? { limits } : {}),
       ...(consoleService ? { consoleLinks: consoleService } : {}),
+      billingReturn: (request, accountId) =>
+        billingUrl(settings?.publicUrl() ?? `${request.protocol}://${request.host}`, accountId),
     });
   }
+  // Off without a secret key: the path is then unknown (404), as any other.
+  if (deps.services.payments.enabled)
+    await app.register(stripeWebhookRoutes, { payments: deps.services.payments });
   await app.register(metaRoutes, {
     store: deps.services.health,
     console: consoleIdentity !== undefined,

@@ -45,6 +45,11 @@ const ENV_PROPERTIES = {
   TOOLGATE_PUBLIC_URL: { type: 'string', pattern: '^https?://[^/?#@\\s]+(/[^?#\\s]*)?$' },
   TOOLGATE_SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
   TOOLGATE_SMTP_FROM: { type: 'string', minLength: 3, maxLength: 320 },
+  TOOLGATE_STRIPE_SECRET_KEY: { type: 'string', pattern: '^(sk|rk)_[A-Za-z0-9_]{8,}$' },
+  TOOLGATE_STRIPE_WEBHOOK_SECRET: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=_]{8,}$' },
+  TOOLGATE_STRIPE_API_URL: { type: 'string', pattern: '^https?://[^/?#@\\s]+/?$' },
+  TOOLGATE_STRIPE_FALLBACK_PLAN: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+  TOOLGATE_STRIPE_UNPAID: { type: 'string', enum: ['fallback', 'suspend'] },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
   NODE_ENV: { type: 'string' },
 } as const;
@@ -102,6 +107,16 @@ const HINTS: Record<keyof Env, string> = {
     "must be smtp://[user:password@]host:port or smtps:// (TLS): where the console's sign-in links are mailed through",
   TOOLGATE_SMTP_FROM:
     'must be the sender of the console\'s mails, for example "toolgate <no-reply@example.com>"',
+  TOOLGATE_STRIPE_SECRET_KEY:
+    'must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_…): payments are off without one',
+  TOOLGATE_STRIPE_WEBHOOK_SECRET:
+    "must be the signing secret of the Stripe webhook endpoint for /webhooks/stripe (whsec_…, in Stripe's Dashboard under Developers > Webhooks)",
+  TOOLGATE_STRIPE_API_URL:
+    'must be the base URL of a Stripe-compatible API, scheme://host[:port] with no path (stripe-mock, a test server); unset: Stripe itself',
+  TOOLGATE_STRIPE_FALLBACK_PLAN:
+    'must be a plan id (lower-case letters, digits, "_" and "-"): where an account goes when its subscription ends; default free',
+  TOOLGATE_STRIPE_UNPAID:
+    'must be fallback (an unpaid subscription moves its account to the fallback plan; the default) or suspend',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
@@ -231,6 +246,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** The customers' console (TOOLGATE_CONSOLE*, TOOLGATE_SMTP_*). */
   console: ConsoleConfig;
+  /** Money through Stripe (TOOLGATE_STRIPE_*); undefined without a secret key: payments are off. */
+  payments: PaymentsConfig | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
   production: boolean;
 }
@@ -241,6 +258,27 @@ export interface ConsoleConfig {
   signupPlan: string;
   smtpUrl: string | undefined;
   smtpFrom: string | undefined;
+}
+
+export interface PaymentsConfig {
+  secretKey: string;
+  /** Without it no event can be verified: /webhooks/stripe refuses them all (a start-up warning says so). */
+  webhookSecret: string | undefined;
+  apiUrl: string | undefined;
+  fallbackPlan: string;
+  unpaid: 'fallback' | 'suspend';
+}
+
+/** TOOLGATE_STRIPE_*: payments, when a secret key is given. */
+function paymentsConfig(e: Env): PaymentsConfig | undefined {
+  if (!e.TOOLGATE_STRIPE_SECRET_KEY) return undefined;
+  return {
+    secretKey: e.TOOLGATE_STRIPE_SECRET_KEY,
+    webhookSecret: e.TOOLGATE_STRIPE_WEBHOOK_SECRET,
+    apiUrl: e.TOOLGATE_STRIPE_API_URL?.replace(/\/+$/, ''),
+    fallbackPlan: e.TOOLGATE_STRIPE_FALLBACK_PLAN ?? 'free',
+    unpaid: e.TOOLGATE_STRIPE_UNPAID === 'suspend' ? 'suspend' : 'fallback',
+  };
 }
 
 export class ConfigError extends Error {
@@ -291,6 +329,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `TOOLGATE_KEY_SECRET ${HINTS.TOOLGATE_KEY_SECRET} (a listed secret is too short)`,
     );
   }
+  if (picked.TOOLGATE_STRIPE_WEBHOOK_SECRET && !picked.TOOLGATE_STRIPE_SECRET_KEY)
+    problems.set(
+      'TOOLGATE_STRIPE_SECRET_KEY',
+      'TOOLGATE_STRIPE_WEBHOOK_SECRET is set but TOOLGATE_STRIPE_SECRET_KEY is not: payments need both (or neither)',
+    );
   if (problems.size > 0)
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
@@ -325,15 +368,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpUrl: e.TOOLGATE_SMTP_URL,
       smtpFrom: e.TOOLGATE_SMTP_FROM,
     },
+    payments: paymentsConfig(e),
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
   };
 }
 
+const SECRET_VARIABLES = [
+  'TOOLGATE_ADMIN_TOKEN',
+  'TOOLGATE_KEY_SECRET',
+  'TOOLGATE_STRIPE_SECRET_KEY',
+  'TOOLGATE_STRIPE_WEBHOOK_SECRET',
+];
+
 function redact(name: string, value: string | undefined): string {
   if (value === undefined) return '';
-  if (name === 'TOOLGATE_ADMIN_TOKEN' || name === 'TOOLGATE_KEY_SECRET')
-    return `<${value.length} characters>`;
+  if (SECRET_VARIABLES.includes(name)) return `<${value.length} characters>`;
   // A database or Redis URL may carry a password.
   return redactUrl(value);
 }

@@ -22,6 +22,7 @@ import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { connectedApps } from './oauth/connected-apps.js';
 import { OAuthServer } from './oauth/server.js';
+import { openPayments } from './payments/open.js';
 import { actingAs } from './service/audit.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
@@ -147,6 +148,7 @@ function composeUseCases(
       webhooksChanged: () => parts.webhookInterest.refresh(),
       webhookWake: () => parts.dispatcher.wake(),
       ...(parts.metrics ? { metrics: parts.metrics } : {}),
+      ...(parts.payments ? { payments: parts.payments } : {}),
     },
     oauth?.bearer,
   );
@@ -178,6 +180,7 @@ function announce(
       shared_rate_limit: config.redisUrl ? redactUrl(config.redisUrl) : 'off',
       console: at.console ? `${at.publicUrl}/console/` : 'off',
       oauth: at.oauth ? `${at.oauth.publicUrl}/.well-known/oauth-authorization-server` : 'off',
+      payments: parts.payments ? `stripe, events at ${at.publicUrl}/webhooks/stripe` : 'off',
     },
     'toolgate listening',
   );
@@ -235,7 +238,13 @@ async function openParts(config: Config, logger: Logger) {
           log: logger,
         });
   sharedLimit?.start();
+  const payments = await openPayments(config.payments, systemClock);
+  if (payments && !config.payments?.webhookSecret)
+    logger.warn(
+      'payments are on but TOOLGATE_STRIPE_WEBHOOK_SECRET is not set: /webhooks/stripe refuses every event, so nothing paid is applied',
+    );
   return {
+    payments,
     metrics,
     store,
     reads,

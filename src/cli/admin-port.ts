@@ -12,7 +12,8 @@ import type { HistoryView } from '../service/billing.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { Services } from '../service/index.js';
 import type { KeyRecord } from '../service/keys.js';
-import type { PlanView, Subscription } from '../service/plans.js';
+import { type BillingShow, billingUrl, type TopupView } from '../service/payments.js';
+import type { PlanSettings, PlanView } from '../service/plans.js';
 import type { LedgerRecord, TokenAnswer, TokenInput } from '../service/tokens.js';
 import type { UsageAnswer } from '../service/usage.js';
 import type { UserRecord } from '../service/users.js';
@@ -66,12 +67,19 @@ export interface Admin {
   };
   plans: {
     list(): Promise<PlanView[]>;
-    set(
-      id: string,
-      assignments: string[],
-      unlimited: boolean | undefined,
-      subscription: Subscription | undefined,
-    ): Promise<PlanView>;
+    set(id: string, assignments: string[], settings: PlanSettings): Promise<PlanView>;
+  };
+  topups: {
+    list(): Promise<TopupView[]>;
+    set(id: string, input: { tokens: number; stripe_price: string }): Promise<TopupView>;
+    remove(id: string): Promise<TopupView>;
+  };
+  billing: {
+    show(accountId: string): Promise<BillingShow>;
+    /** Reads the subscription back from Stripe and applies it. */
+    sync(accountId: string): Promise<{ outcome: string; detail: string }>;
+    /** A customer portal URL to send the account's customer (it returns to the console's Billing). */
+    portal(accountId: string): Promise<{ url: string }>;
   };
   tools: {
     /** A catalogue with problems is refused as a failure (exit 1): the file was read, its members are wrong. */
@@ -133,8 +141,23 @@ export function localAdmin(s: Services, by: AuditContext): Admin {
     audit: { list: async (input) => unwrap(await s.audit.list(input)) },
     plans: {
       list: () => s.plans.list(),
-      set: async (id, assignments, unlimited, subscription) =>
-        unwrap(await s.plans.set(id, assignments, unlimited, subscription, by)),
+      set: async (id, assignments, settings) => unwrap(await s.plans.set(id, assignments, settings, by)),
+    },
+    topups: {
+      list: () => s.payments.listTopups(),
+      set: async (id, input) => unwrap(await s.payments.setTopup(id, input, by)),
+      remove: async (id) => unwrap(await s.payments.removeTopup(id, by)),
+    },
+    billing: {
+      show: async (accountId) => unwrap(await s.payments.show(accountId)),
+      sync: async (accountId) => unwrap(await s.payments.sync(accountId, by)),
+      portal: async (accountId) => {
+        const { loadConfig } = await import('../config.js');
+        const { defaultPublicUrl } = await import('../service/console.js');
+        const config = loadConfig();
+        const base = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
+        return { url: unwrap(await s.payments.portal(accountId, billingUrl(base, accountId))) };
+      },
     },
     tools: {
       import: async (catalogue, dryRun) =>

@@ -99,6 +99,8 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
   const { config, resolveKeySecrets, openStore, createServices } = await open();
   const [keySecret, ...previousKeySecrets] = resolveKeySecrets(config);
   const store = await openNamed(config, openStore, true);
+  const { openPayments } = await import('../payments/open.js');
+  const payments = await openPayments(config.payments, systemClock);
   try {
     return await work(
       createServices({
@@ -109,6 +111,7 @@ export async function withServices<T>(work: (services: Services) => Promise<T>):
         previousKeySecrets,
         webhookAllowPrivate: config.webhookAllowPrivate,
         upstreamEnv: config.upstreamEnv,
+        ...(payments ? { payments } : {}),
       }),
     );
   } catch (err) {

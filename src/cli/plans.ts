@@ -1,7 +1,7 @@
 /** @module `toolgate plans`: the plan catalogue, and changing a plan's limits and subscription. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseSlot, planSlots, slotName } from '../domain/plans.js';
-import type { PlanView, Subscription } from '../service/plans.js';
+import type { PlanSettings, PlanView } from '../service/plans.js';
 import { withAdmin } from './context.js';
 import { emit, JSON_HELP, type JsonOption, table } from './output.js';
 
@@ -34,20 +34,47 @@ export function registerPlans(program: Command): void {
       'monthly (billed monthly from when an account joins) or none (default for a new plan)',
       subscriptionSetting,
     )
+    .option(
+      '--stripe-price <price>',
+      'the recurring Stripe price that sells the plan (price_…, checked with Stripe), or none: not for sale',
+    )
+    .option(
+      '--period-tokens <n>',
+      'tokens granted for each paid invoice of its subscription (none: no grant)',
+      periodTokens,
+    )
     .option('--json', JSON_HELP)
-    .action(
-      async (
-        id: string,
-        limits: string[],
-        opts: JsonOption & { unlimited?: boolean; subscription?: 'monthly' | 'none' },
-      ) => {
-        const subscription: Subscription | undefined =
-          opts.subscription === 'none' ? null : opts.subscription;
-        const plan = await withAdmin(opts, (a) => a.plans.set(id, limits, opts.unlimited, subscription));
-        emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}`);
-      },
-    );
+    .action(async (id: string, limits: string[], opts: PlanSetOptions) => {
+      const settings: PlanSettings = {
+        unlimited: opts.unlimited,
+        subscription: opts.subscription === 'none' ? null : opts.subscription,
+        stripePrice: opts.stripePrice === 'none' ? null : opts.stripePrice,
+        periodTokens: opts.periodTokens === 'none' ? null : opts.periodTokens,
+      };
+      const plan = await withAdmin(opts, (a) => a.plans.set(id, limits, settings));
+      emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}${saleLine(plan)}`);
+    });
 }
+
+type PlanSetOptions = JsonOption & {
+  unlimited?: boolean;
+  subscription?: 'monthly' | 'none';
+  stripePrice?: string;
+  periodTokens?: number | 'none';
+};
+
+/** A whole number of tokens, or none. */
+function periodTokens(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
+  if (!/^[0-9]{1,13}$/.test(value.trim()))
+    throw new InvalidArgumentError('--period-tokens must be a whole number or none.');
+  return Number(value);
+}
+
+const saleLine = (p: PlanView) =>
+  p.stripe_price
+    ? `\n\nSold at Stripe price ${p.stripe_price}${p.period_tokens ? `, granting ${p.period_tokens} tokens per paid period` : ''}.`
+    : '';
 
 /** `monthly` or `none`; the word stays (a parser's null becomes '' in commander), mapped to null by the action. */
 function subscriptionSetting(value: string): 'monthly' | 'none' {

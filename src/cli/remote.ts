@@ -9,6 +9,7 @@ import { applyLimitAssignments } from '../domain/plans.js';
 import type { HistoryView } from '../service/billing.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { KeyRecord } from '../service/keys.js';
+import type { BillingShow, TopupView } from '../service/payments.js';
 import type { PlanView } from '../service/plans.js';
 import type { LedgerRecord, TokenAnswer } from '../service/tokens.js';
 import type { UsageAnswer } from '../service/usage.js';
@@ -64,6 +65,8 @@ export function remoteAdmin(client: ToolgateAdminClient): Admin {
         }),
     },
     plans: remotePlans(wire),
+    topups: remoteTopups(wire),
+    billing: remoteBilling(wire),
     tools: remoteTools(wire),
     webhooks: remoteWebhooks(wire),
     console: {
@@ -140,17 +143,37 @@ function remotePlans({ call, data }: Wire): Admin['plans'] {
     list: () => data<PlanView[]>('/plans'),
     // The API takes a whole plan: the limits given are applied to the plan as the server has it,
     // by the rules the database mode applies them with; what is not given stays as it is.
-    set: async (id, assignments, unlimited, subscription) => {
+    set: async (id, assignments, settings) => {
       const existing = (await data<PlanView[]>('/plans')).find((p) => p.id === id);
       const limits = unwrap(applyLimitAssignments(existing?.limits, assignments));
+      const keep = <T>(given: T | undefined, had: T) => (given === undefined ? had : given);
       return call<PlanView>('PUT', `/plans/${seg(id)}`, {
         body: {
-          unlimited: unlimited ?? existing?.unlimited ?? false,
+          unlimited: keep(settings.unlimited, existing?.unlimited ?? false),
           limits,
-          subscription: subscription === undefined ? (existing?.subscription ?? null) : subscription,
+          subscription: keep(settings.subscription, existing?.subscription ?? null),
+          stripe_price: keep(settings.stripePrice, existing?.stripe_price ?? null),
+          period_tokens: keep(settings.periodTokens, existing?.period_tokens ?? null),
         },
       });
     },
+  };
+}
+
+function remoteTopups({ call, data }: Wire): Admin['topups'] {
+  return {
+    list: () => data<TopupView[]>('/topups'),
+    set: (id, input) => call<TopupView>('PUT', `/topups/${seg(id)}`, { body: input }),
+    remove: (id) => call<TopupView>('DELETE', `/topups/${seg(id)}`),
+  };
+}
+
+function remoteBilling({ call }: Wire): Admin['billing'] {
+  const path = (id: string) => `/accounts/${seg(id)}/billing`;
+  return {
+    show: (id) => call<BillingShow>('GET', path(id)),
+    sync: (id) => call<{ outcome: string; detail: string }>('POST', `${path(id)}/sync`),
+    portal: (id) => call<{ url: string }>('POST', `${path(id)}/portal`),
   };
 }
 

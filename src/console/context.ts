@@ -17,6 +17,7 @@ import type { Clock } from '../domain/clock.js';
 import type { BillingService, TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
 import type { KeyService } from '../service/keys.js';
+import type { PaymentService } from '../service/payments.js';
 import type { UserService } from '../service/users.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Membership, SignedIn } from './identity.js';
@@ -29,6 +30,7 @@ export interface ConsoleUses {
   keys: Pick<KeyService, 'list' | 'create' | 'revoke'>;
   users: Pick<UserService, 'list'>;
   billing: Pick<BillingService, 'billing' | 'usage'>;
+  payments: Pick<PaymentService, 'offers' | 'checkout' | 'portal' | 'pageOrigins'>;
   reads: Pick<Reads, 'getSnapshot'>;
   clock: Clock;
   /** The `get_account` answer as JSON, as the tools API gives it. */
@@ -43,6 +45,8 @@ export interface ConsolePageDeps {
   tokenCosts: () => Record<string, TokenCost>;
   openapi: () => Record<string, unknown>;
   connectedApps: ConnectedApps;
+  /** The address customers reach the console at (where Stripe sends them back to). */
+  publicUrl: () => string;
   /** The OAuth authorization the consent page answers; none: OAuth is off, and so is the page. */
   consent?: Consent;
   logger?: Logger;

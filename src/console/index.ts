@@ -114,6 +114,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
     tokenCosts: deps.tokenCosts,
     openapi: deps.openapi,
     connectedApps: deps.connectedApps ?? NO_CONNECTED_APPS,
+    publicUrl: deps.settings.publicUrl,
     ...(deps.consent ? { consent: deps.consent } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   };

@@ -1,6 +1,7 @@
 /** @module Accounts: status, plan, the unlimited override, and the rules that govern changes to them. */
 import type { EpochSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
+import type { AccountBilling } from './payments.js';
 import type { Plan } from './plans.js';
 
 export const ACCOUNT_STATUSES = ['active', 'suspended', 'closed'] as const;
@@ -21,6 +22,8 @@ export interface Account {
   planSince: EpochSeconds;
   /** Below this balance `tokens.low_balance` fires (once per crossing down); null: never. */
   lowBalance: number | null;
+  /** Its Stripe customer and subscription, once it has one (docs/payments.md). */
+  billing?: AccountBilling;
 }
 
 export function isUnlimited(account: Account, plan: Plan): boolean {

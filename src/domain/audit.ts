@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'tokens.adjust',
   'usage.record',
   'plan.put',
+  'topup.put',
+  'topup.remove',
   'tool.put',
   'tool.remove',
   'webhook.add',

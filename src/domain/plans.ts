@@ -29,6 +29,10 @@ export interface Plan {
   limits: PlanLimits;
   /** A subscription billed monthly: each account on it has a monthly period from when it joined. */
   subscription?: 'monthly' | null;
+  /** The recurring Stripe price that sells it (docs/payments.md); absent: not for sale. */
+  stripePrice?: string | null;
+  /** Tokens granted for each paid period of its subscription (each invoice paid); absent: none. */
+  periodTokens?: number | null;
 }
 
 export interface MeterSlot {

@@ -7,6 +7,7 @@
 import { isUnlimited } from '../domain/accounts.js';
 import { isoSeconds } from '../domain/clock.js';
 import { fail, ok, type Result } from '../domain/errors.js';
+import type { SubscriptionStatus } from '../domain/payments.js';
 import {
   addCounts,
   dayOf,
@@ -45,7 +46,12 @@ export const countsView = (c: UsageCounts): CountsView => ({
 
 export interface BillingView {
   plan: string;
-  subscription_status: 'active' | 'suspended' | 'closed' | 'none';
+  /**
+   * Stripe's status while the account has a Stripe subscription (active, trialing, past_due,
+   * unpaid, canceled, incomplete, incomplete_expired, paused); else the account's own status on a
+   * monthly plan, or none.
+   */
+  subscription_status: 'active' | 'suspended' | 'closed' | 'none' | SubscriptionStatus;
   token_balance: number;
   unlimited: boolean;
   current_period_start: string | null;
@@ -92,10 +98,11 @@ export class BillingService {
 
   billing(snapshot: AccountSnapshot, tokenCosts: Record<string, TokenCost>): BillingView {
     const { account, plan } = snapshot;
-    const period = plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, now(this.deps)) : null;
+    const period = this.period(snapshot, now(this.deps));
+    const stripe = account.billing?.subscriptionId ? account.billing.status : null;
     return {
       plan: plan.id,
-      subscription_status: period ? account.status : 'none',
+      subscription_status: stripe ?? (period ? account.status : 'none'),
       token_balance: balanceOf(snapshot),
       unlimited: isUnlimited(account, plan),
       current_period_start: period ? isoSeconds(period.start) : null,
@@ -107,10 +114,19 @@ export class BillingService {
     };
   }
 
-  async usage(snapshot: AccountSnapshot, period: UsagePeriod): Promise<UsageView> {
+  /** The current period: Stripe's while its subscription has one, else the monthly plan's own. */
+  private period(snapshot: AccountSnapshot, t: number): { start: number; end: number } | null {
     const { account, plan } = snapshot;
+    const b = account.billing;
+    if (b?.subscriptionId && b.periodStart !== null && b.periodEnd !== null)
+      return { start: b.periodStart, end: b.periodEnd };
+    return plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, t) : null;
+  }
+
+  async usage(snapshot: AccountSnapshot, period: UsagePeriod): Promise<UsageView> {
+    const { account } = snapshot;
     const t = now(this.deps);
-    const billing = plan.subscription === 'monthly' ? monthlyPeriod(account.planSince, t) : null;
+    const billing = this.period(snapshot, t);
     const { from, to } = usagePeriodDays(period, t, billing);
     const byDay = new Map((await this.groups(account.id, from, to, 'day')).map((g) => [g.group, g]));
     const totals = zeroCounts();

@@ -1,6 +1,8 @@
 /** @module What every use case is given, once: the store, the clock, the key settings (who acts is given per call). */
 import { type Clock, nowSeconds } from '../domain/clock.js';
+import type { UnpaidPolicy } from '../domain/payments.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PaymentProvider } from '../payments/provider.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Store } from '../store/store.js';
 import type { KeyUsageRecorder } from './key-usage.js';
@@ -35,6 +37,17 @@ export interface ServiceDeps {
   webhookWake?: () => void;
   /** Where counts for /metrics go (TOOLGATE_METRICS_PORT); none: nothing is counted. */
   metrics?: Metrics;
+  /** Money through Stripe (TOOLGATE_STRIPE_*); none: payments are off. */
+  payments?: PaymentDeps;
+}
+
+/** What money needs besides the store: the provider, and where ended subscriptions go. */
+export interface PaymentDeps {
+  provider: PaymentProvider;
+  /** TOOLGATE_STRIPE_FALLBACK_PLAN. */
+  fallbackPlan: string;
+  /** TOOLGATE_STRIPE_UNPAID. */
+  unpaid: UnpaidPolicy;
 }
 
 export const now = (deps: Pick<ServiceDeps, 'clock'>) => nowSeconds(deps.clock);

@@ -11,6 +11,7 @@ import { CatalogueService } from './catalogue.js';
 import { ConsoleService, type ConsoleServiceOptions } from './console.js';
 import { now, type ServiceDeps } from './context.js';
 import { type BearerCheck, KeyService } from './keys.js';
+import { PaymentService } from './payments.js';
 import { PlanService } from './plans.js';
 import { TokenService } from './tokens.js';
 import { UsageService } from './usage.js';
@@ -43,6 +44,8 @@ export class Services {
   readonly catalogue: CatalogueService;
   readonly billing: BillingService;
   readonly webhooks: WebhookService;
+  /** Money through Stripe: packs, Checkout, the portal, Stripe's webhook (off without a secret key). */
+  readonly payments: PaymentService;
   /** Where the doors read accounts and keys on the hot path: the read cache, or the store itself. */
   readonly reads: Reads;
   readonly clock: Clock;
@@ -68,6 +71,7 @@ export class Services {
     this.catalogue = new CatalogueService(deps);
     this.billing = new BillingService(deps);
     this.webhooks = new WebhookService(deps);
+    this.payments = new PaymentService(deps);
     this.reads = deps.reads;
     this.clock = deps.clock;
     this.metrics = deps.metrics;

@@ -4,6 +4,7 @@
  */
 import type { JsonValue } from '../domain/audit.js';
 import { fail, ok, type Result } from '../domain/errors.js';
+import { validatePeriodTokens } from '../domain/payments.js';
 import {
   applyLimitAssignments,
   type Plan,
@@ -13,14 +14,40 @@ import {
 } from '../domain/plans.js';
 import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
+import { checkPrice } from './payments.js';
 
 /** How a plan's subscription is written by operators; null is none. */
 export type Subscription = 'monthly' | null;
 
-/** A plan as the admin API and the CLI show it: whether it is a subscription always said. */
-export type PlanView = Plan & { subscription: Subscription };
+/** A plan as the admin API and the CLI show it: whether it is a subscription, and its price, always said. */
+export interface PlanView {
+  id: string;
+  unlimited: boolean;
+  limits: PlanLimits;
+  subscription: Subscription;
+  /** The recurring Stripe price that sells it; null: not for sale. */
+  stripe_price: string | null;
+  /** Tokens granted for each paid invoice of its subscription; null: none. */
+  period_tokens: number | null;
+}
 
-const planView = (p: Plan): PlanView => ({ ...p, subscription: p.subscription ?? null });
+const planView = (p: Plan): PlanView => ({
+  id: p.id,
+  unlimited: p.unlimited,
+  limits: p.limits,
+  subscription: p.subscription ?? null,
+  stripe_price: p.stripePrice ?? null,
+  period_tokens: p.periodTokens ?? null,
+});
+
+/** What `plans set` may change besides the limits; what is left out stays as the plan has it. */
+export interface PlanSettings {
+  unlimited?: boolean | undefined;
+  subscription?: Subscription | undefined;
+  /** null: no longer for sale. */
+  stripePrice?: string | null | undefined;
+  periodTokens?: number | null | undefined;
+}
 
 /** `monthly`, or null/absent for none; anything else is refused before it reaches the store. */
 function checkSubscription(value: unknown): Result<Subscription> {
@@ -50,32 +77,64 @@ export class PlanService {
   async set(
     id: string,
     assignments: string[],
-    unlimited?: boolean,
-    subscription?: Subscription,
+    settings: PlanSettings = {},
     by?: AuditContext,
   ): Promise<Result<PlanView>> {
     const valid = validatePlanId(id);
     if (!valid.ok) return valid;
+    const { unlimited, subscription } = settings;
     const checked = checkSubscription(subscription);
     if (!checked.ok) return checked;
     const existing = await this.deps.store.plans.get(id);
     const limits = applyLimitAssignments(existing?.limits, assignments);
     if (!limits.ok) return limits;
+    const sale = await this.sale(
+      id,
+      settings.stripePrice === undefined ? (existing?.stripePrice ?? null) : settings.stripePrice,
+      settings.periodTokens === undefined ? (existing?.periodTokens ?? null) : settings.periodTokens,
+      settings.stripePrice !== undefined && settings.stripePrice !== existing?.stripePrice,
+    );
+    if (!sale.ok) return sale;
     return this.save(
       {
         id,
         unlimited: unlimited ?? existing?.unlimited ?? false,
         limits: limits.value,
         subscription: subscription === undefined ? (existing?.subscription ?? null) : checked.value,
+        ...sale.value,
       },
       by,
     );
   }
 
+  /** The plan's price (checked with Stripe when it is new to the plan) and its period tokens. */
+  private async sale(
+    id: string,
+    stripePrice: unknown,
+    periodTokens: unknown,
+    newPrice: boolean,
+  ): Promise<Result<{ stripe_price: string | null; period_tokens: number | null }>> {
+    const tokens = validatePeriodTokens(periodTokens);
+    if (!tokens.ok) return tokens;
+    if (stripePrice === null || stripePrice === undefined)
+      return ok({ stripe_price: null, period_tokens: tokens.value });
+    const price = newPrice
+      ? await checkPrice(this.deps, stripePrice, 'recurring', { plan: id })
+      : ok(String(stripePrice));
+    if (!price.ok) return price;
+    return ok({ stripe_price: price.value, period_tokens: tokens.value });
+  }
+
   /** API form: the whole plan (a subscription left out is none, as a replaced plan is whole). */
   async put(
     id: string,
-    body: { unlimited?: unknown; limits?: unknown; subscription?: unknown },
+    body: {
+      unlimited?: unknown;
+      limits?: unknown;
+      subscription?: unknown;
+      stripe_price?: unknown;
+      period_tokens?: unknown;
+    },
     by?: AuditContext,
   ): Promise<Result<PlanView>> {
     const valid = validatePlanId(id);
@@ -87,12 +146,21 @@ export class PlanService {
     if (!subscription.ok) return subscription;
     const limits = validateLimits(body.limits);
     if (!limits.ok) return limits;
+    const existing = await this.deps.store.plans.get(id);
+    const sale = await this.sale(
+      id,
+      body.stripe_price ?? null,
+      body.period_tokens ?? null,
+      (body.stripe_price ?? null) !== (existing?.stripePrice ?? null),
+    );
+    if (!sale.ok) return sale;
     return this.save(
       {
         id,
         unlimited: body.unlimited ?? false,
         limits: limits.value as PlanLimits,
         subscription: subscription.value,
+        ...sale.value,
       },
       by,
     );
@@ -104,8 +172,21 @@ export class PlanService {
       // PlanLimits is plain JSON (numbers in nested objects); its interface type just lacks an index signature.
       limits: plan.limits as unknown as JsonValue,
       subscription: plan.subscription,
+      stripe_price: plan.stripe_price,
+      period_tokens: plan.period_tokens,
     });
-    await this.deps.store.plans.put(plan, now(this.deps), audit);
+    await this.deps.store.plans.put(
+      {
+        id: plan.id,
+        unlimited: plan.unlimited,
+        limits: plan.limits,
+        subscription: plan.subscription,
+        stripePrice: plan.stripe_price,
+        periodTokens: plan.period_tokens,
+      },
+      now(this.deps),
+      audit,
+    );
     return ok(plan);
   }
 }

@@ -5,6 +5,7 @@ import type { AuditAction, AuditDetails, AuditEntry } from '../domain/audit.js';
 import type { ToolDefinition } from '../domain/catalogue.js';
 import type { WindowState } from '../domain/fair-use.js';
 import type { LedgerEntry, LedgerKind } from '../domain/ledger.js';
+import { type AccountBilling, isSubscriptionStatus } from '../domain/payments.js';
 import type { Plan, PlanLimits } from '../domain/plans.js';
 import type { UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { User, UserRole } from '../domain/users.js';
@@ -17,6 +18,8 @@ export interface PlanRow {
   unlimited: number | boolean;
   limits: string;
   subscription?: string | null;
+  stripe_price?: string | null;
+  period_tokens?: number | string | null;
 }
 export interface AccountRow {
   id: string;
@@ -29,6 +32,14 @@ export interface AccountRow {
   updated_at: number;
   plan_since: number | null;
   low_balance?: number | string | null;
+  stripe_customer?: string | null;
+  stripe_subscription?: string | null;
+  subscription_status?: string | null;
+  stripe_price?: string | null;
+  period_start?: number | string | null;
+  period_end?: number | string | null;
+  stripe_state_at?: number | string | null;
+  suspended_for_payment?: number | boolean;
 }
 export interface KeyRow {
   id: string;
@@ -101,10 +112,38 @@ export function toPlan(r: PlanRow): Plan {
   };
   // Only a subscription says so: a plan that is none reads back as it was written.
   if (r.subscription === 'monthly') plan.subscription = 'monthly';
+  if (r.stripe_price) plan.stripePrice = r.stripe_price;
+  if (r.period_tokens !== null && r.period_tokens !== undefined) plan.periodTokens = Number(r.period_tokens);
   return plan;
 }
 
-export const toAccount = (r: AccountRow): Account => ({
+const numberOrNull = (v: number | string | null | undefined) =>
+  v === null || v === undefined ? null : Number(v);
+
+/** The account's link to Stripe, when it has a customer there. */
+function billingOf(r: AccountRow): AccountBilling | undefined {
+  if (!r.stripe_customer) return undefined;
+  const status = r.subscription_status ?? null;
+  return {
+    customerId: r.stripe_customer,
+    subscriptionId: r.stripe_subscription ?? null,
+    status: status !== null && isSubscriptionStatus(status) ? status : null,
+    priceId: r.stripe_price ?? null,
+    periodStart: numberOrNull(r.period_start),
+    periodEnd: numberOrNull(r.period_end),
+    stateAt: numberOrNull(r.stripe_state_at),
+    suspendedForPayment: r.suspended_for_payment === 1 || r.suspended_for_payment === true,
+  };
+}
+
+export const toAccount = (r: AccountRow): Account => {
+  const account = plainAccount(r);
+  const billing = billingOf(r);
+  if (billing) account.billing = billing;
+  return account;
+};
+
+const plainAccount = (r: AccountRow): Account => ({
   id: r.id,
   name: r.name,
   planId: r.plan_id,

@@ -25,6 +25,7 @@ import type { KeyStore } from './keys-store.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { OAuthStore } from './oauth-store.js';
 import type { Page } from './page.js';
+import type { PaymentStore } from './payments-store.js';
 import type { PlanStore } from './plans-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { UserStore } from './users-store.js';
@@ -35,6 +36,14 @@ export type { KeyEntry, KeyStore } from './keys-store.js';
 export type { LedgerAppend, LedgerOutcome, LedgerStore } from './ledger-store.js';
 export type { OAuthStore } from './oauth-store.js';
 export type { Page } from './page.js';
+export type {
+  EventOutcome,
+  PackPayment,
+  PaymentApplied,
+  PaymentChange,
+  PaymentStore,
+  StripeEventRecord,
+} from './payments-store.js';
 export type { PlanStore } from './plans-store.js';
 export { chargeEntry, type UsageCommit, type UsageOutcome, type UsageStore } from './usage-store.js';
 export type { GuardRefusal, MemberGuard, UserRemoval, UserStore } from './users-store.js';
@@ -248,4 +257,5 @@ export interface Store {
   readonly webhooks: WebhookStore;
   readonly console: ConsoleStore;
   readonly oauth: OAuthStore;
+  readonly payments: PaymentStore;
 }

@@ -1,6 +1,7 @@
 /** @module get_billing: the calling account's plan, subscription and period, balance and every tool's cost; free. */
 import Type from 'typebox';
 import { ApiError } from '../domain/api-error.js';
+import { SUBSCRIPTION_STATUSES } from '../domain/payments.js';
 import type { AccountTool } from './tool.js';
 
 const Iso = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -10,20 +11,20 @@ export const getBilling: AccountTool = {
   name: 'get_billing',
   summary: "The calling account's billing",
   description:
-    'Returns the plan, the subscription status and current period (a plan billed monthly runs from when ' +
-    'the account joined it; otherwise status none and no dates), the token balance (-1 when unlimited) ' +
+    "Returns the plan, the subscription status and current period (a Stripe subscription's own status " +
+    'and period; else a plan billed monthly runs from when the account joined it; otherwise status none ' +
+    'and no dates), the token balance (-1 when unlimited) ' +
     'and what each tool costs in tokens (token_costs: per record where it charges per record, else per ' +
     'call; token_cost_details: both). Free.',
   args: Type.Object({}, { additionalProperties: false, description: 'No arguments: send {}' }),
   response: Type.Object({
     results: Type.Object({
       plan: Type.String(),
-      subscription_status: Type.Union([
-        Type.Literal('active'),
-        Type.Literal('suspended'),
-        Type.Literal('closed'),
-        Type.Literal('none'),
-      ]),
+      subscription_status: Type.Union(
+        [...new Set(['active', 'suspended', 'closed', 'none', ...SUBSCRIPTION_STATUSES])].map((s) =>
+          Type.Literal(s),
+        ),
+      ),
       token_balance: Type.Integer(),
       unlimited: Type.Boolean(),
       current_period_start: Iso,

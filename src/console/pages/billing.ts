@@ -1,18 +1,131 @@
 /**
  * @module Billing: plan, subscription and its current period, balance, and what each tool costs,
- * as get_billing answers them (the same service call, with the served tools' costs).
+ * as get_billing answers them; and, with payments on, what the account can buy. Owners act (each
+ * button makes a Stripe Checkout or portal session and answers 303 to it); members see. A plan
+ * change of an account already subscribed goes to Stripe as a subscription update: the plan
+ * changes when Stripe's event says so, never by this page alone.
  */
-import type { FastifyInstance } from 'fastify';
-import { accountPage, type ConsolePageDeps, notFound } from '../context.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allowFormAction } from '../../http/web-headers.js';
+import { billingUrl } from '../../service/payments.js';
+import {
+  ACCOUNT_PARAMS,
+  type AccountParams,
+  accountGuard,
+  accountOf,
+  accountThingParams,
+  type ConsolePageDeps,
+  notFound,
+  PageError,
+  renderAccountPage,
+} from '../context.js';
+
+/** What the page says on coming back (`?checkout=…`, `?changed=<plan>`). */
+const RETURNS: Record<string, string> = {
+  success:
+    'Thank you: the payment went through. Your plan or tokens appear here as soon as Stripe confirms it.',
+  cancel: 'Checkout was cancelled: nothing was charged.',
+};
+
+type BillingQuery = { checkout?: string; changed?: string };
+
+async function billingView(
+  deps: ConsolePageDeps,
+  request: FastifyRequest<{ Params: AccountParams; Querystring: BillingQuery }>,
+  reply: FastifyReply,
+  error: string | null = null,
+  status = 200,
+) {
+  const { accountId } = accountOf(request).membership;
+  const snapshot = await deps.uses.reads.getSnapshot(accountId);
+  if (!snapshot) throw notFound();
+  const billing = deps.uses.billing.billing(snapshot, deps.tokenCosts());
+  const costs = Object.entries(billing.token_cost_details)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([tool, c]) => ({ tool, perCall: c.per_call, perRecord: c.per_record }));
+  const offers = await deps.uses.payments.offers(accountId);
+  if (offers.ok && (offers.value.plans.length > 0 || offers.value.topups.length > 0 || offers.value.customer))
+    allowFormAction(reply, deps.uses.payments.pageOrigins());
+  const q = request.query ?? {};
+  const changed = typeof q.changed === 'string' && /^[a-z0-9_-]{1,64}$/.test(q.changed) ? q.changed : null;
+  const returned = changed
+    ? `Your change to plan ${changed} was sent to Stripe: the plan changes here once Stripe confirms it.`
+    : (RETURNS[q.checkout ?? ''] ?? null);
+  return renderAccountPage(
+    request,
+    reply,
+    'Billing',
+    'billing',
+    { billing, costs, offers: offers.ok ? offers.value : null, returned, error },
+    status,
+  );
+}
 
 export async function billingPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  accountPage(app, deps, { path: 'billing', current: 'Billing', template: 'billing' }, async (accountId) => {
-    const snapshot = await deps.uses.reads.getSnapshot(accountId);
-    if (!snapshot) throw notFound();
-    const billing = deps.uses.billing.billing(snapshot, deps.tokenCosts());
-    const costs = Object.entries(billing.token_cost_details)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([tool, c]) => ({ tool, perCall: c.per_call, perRecord: c.per_record }));
-    return { billing, costs };
+  const page = { schema: { hide: true, params: ACCOUNT_PARAMS } };
+  const owners = { ...page, preHandler: accountGuard(deps, true) };
+  const thing = (name: string) => ({
+    schema: { hide: true, params: accountThingParams(name) },
+    preHandler: accountGuard(deps, true),
   });
+
+  app.get<{ Params: AccountParams; Querystring: BillingQuery }>(
+    '/a/:accountId/billing',
+    { ...page, preHandler: accountGuard(deps) },
+    (request, reply) => billingView(deps, request, reply),
+  );
+
+  const back = (accountId: string) => billingUrl(deps.publicUrl(), accountId);
+  const go = async (
+    request: FastifyRequest<{ Params: AccountParams; Querystring: BillingQuery }>,
+    reply: FastifyReply,
+    what: { plan: string } | { topup: string },
+  ) => {
+    const { accountId } = accountOf(request).membership;
+    const url = back(accountId);
+    const made = await deps.uses.payments.checkout(accountId, what, {
+      success: `${url}?checkout=success`,
+      cancel: `${url}?checkout=cancel`,
+    });
+    if (!made.ok) {
+      if (made.error.code === 'not_found') throw notFound();
+      return billingView(
+        deps,
+        request,
+        reply,
+        made.error.message,
+        made.error.code === 'upstream_error' ? 502 : 409,
+      );
+    }
+    if ('changed' in made.value)
+      return reply.redirect(`${url}?changed=${encodeURIComponent(made.value.changed)}`, 303);
+    return reply.redirect(made.value.url, 303);
+  };
+
+  app.post<{ Params: AccountParams & { plan: string }; Querystring: BillingQuery }>(
+    '/a/:accountId/billing/subscribe/:plan',
+    thing('plan'),
+    (request, reply) => go(request, reply, { plan: request.params.plan }),
+  );
+
+  app.post<{ Params: AccountParams & { pack: string }; Querystring: BillingQuery }>(
+    '/a/:accountId/billing/buy/:pack',
+    thing('pack'),
+    (request, reply) => go(request, reply, { topup: request.params.pack }),
+  );
+
+  app.post<{ Params: AccountParams; Querystring: BillingQuery }>(
+    '/a/:accountId/billing/portal',
+    owners,
+    async (request, reply) => {
+      const { accountId } = accountOf(request).membership;
+      const url = await deps.uses.payments.portal(accountId, back(accountId));
+      if (!url.ok) {
+        if (url.error.code === 'not_found') throw notFound();
+        if (url.error.code === 'conflict') throw new PageError(409, url.error.message);
+        return billingView(deps, request, reply, url.error.message, 502);
+      }
+      return reply.redirect(url.value, 303);
+    },
+  );
 }

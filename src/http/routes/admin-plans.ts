@@ -23,6 +23,9 @@ export function adminPlanRoutes(app: AdminApp, s: Services): void {
             limits: Type.Object({}),
             // null (or leaving it out): not a subscription.
             subscription: Type.Optional(Type.Union([Type.Literal('monthly'), Type.Null()])),
+            // The recurring Stripe price that sells it (checked with Stripe); null: not for sale.
+            stripe_price: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+            period_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
           },
           strict,
         ),

@@ -17,6 +17,7 @@ import { adminAccountRoutes } from './admin-accounts.js';
 import { adminAuditRoutes } from './admin-audit.js';
 import { adminConsoleRoutes } from './admin-console.js';
 import { adminKeyRoutes } from './admin-keys.js';
+import { adminPaymentRoutes, type ReturnUrl } from './admin-payments.js';
 import { adminPlanRoutes } from './admin-plans.js';
 import { adminTokenRoutes } from './admin-tokens.js';
 import { adminToolRoutes } from './admin-tools.js';
@@ -41,6 +42,8 @@ export async function adminRoutes(
     limits?: RateLimits;
     /** The console's links (POST /console/links); none while the console is off. */
     consoleLinks?: ConsoleService;
+    /** Where Stripe's portal sends a customer back to (the console's Billing page). */
+    billingReturn: ReturnUrl;
   },
 ) {
   // Typed by the schemas: each handler's body, params and query are what its schema validated.
@@ -98,5 +101,6 @@ export async function adminRoutes(
     adminWebhookTestRoutes,
   ])
     routes(app, services);
+  adminPaymentRoutes(app, services, opts.billingReturn);
   if (opts.consoleLinks) adminConsoleRoutes(app, opts.consoleLinks);
 }

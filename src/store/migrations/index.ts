@@ -11,6 +11,7 @@ import { meters } from './009-meters.js';
 import { fairUseByCategory } from './010-fair-use-by-category.js';
 import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
+import { paymentsMigration } from './013-payments.js';
 
 export interface Migration {
   version: number;
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly Migration[] = [
   fairUseByCategory,
   consoleMigration,
   oauth,
+  paymentsMigration,
 ];
 
 export function migrationLabel(m: Migration): string {

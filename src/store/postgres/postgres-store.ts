@@ -18,6 +18,7 @@ import { PgGroupCommit } from './consumption.js';
 import { createPool, guard, type PgPool, type PostgresOptions, quoteIdent } from './driver.js';
 import { PgLedger } from './ledger.js';
 import { PgOAuth } from './oauth.js';
+import { PgPayments } from './payments.js';
 import { PgPlans } from './plans.js';
 import { migrate } from './schema.js';
 import { PgTransactions } from './transactions.js';
@@ -42,6 +43,7 @@ export class PostgresStore implements Store {
   readonly usageHistory: PgUsageHistory;
   readonly webhooks: PgWebhooks;
   readonly oauth: PgOAuth;
+  readonly payments: PgPayments;
   readonly console: PgConsole;
 
   constructor(options: PostgresOptions) {
@@ -69,6 +71,7 @@ export class PostgresStore implements Store {
     this.usageHistory = new PgUsageHistory(this.t);
     this.webhooks = new PgWebhooks(this.t);
     this.oauth = new PgOAuth(this.t);
+    this.payments = new PgPayments(this.t);
     this.console = new PgConsole(this.t);
   }
 

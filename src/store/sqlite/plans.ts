@@ -14,7 +14,11 @@ export class SqlitePlans implements PlanStore {
   async list(): Promise<Plan[]> {
     return this.x.attempt(() =>
       (
-        this.x.sql('SELECT id, unlimited, limits, subscription FROM plans ORDER BY id').all() as PlanRow[]
+        this.x
+          .sql(
+            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens FROM plans ORDER BY id',
+          )
+          .all() as PlanRow[]
       ).map(toPlan),
     );
   }
@@ -22,9 +26,11 @@ export class SqlitePlans implements PlanStore {
   async get(id: string): Promise<Plan | undefined> {
     const row = await this.x.attempt(
       () =>
-        this.x.sql('SELECT id, unlimited, limits, subscription FROM plans WHERE id = ?').get(id) as
-          | PlanRow
-          | undefined,
+        this.x
+          .sql(
+            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens FROM plans WHERE id = ?',
+          )
+          .get(id) as PlanRow | undefined,
     );
     return row && toPlan(row);
   }

@@ -41,8 +41,19 @@ export function migrate(
 
 export function insertPlan(x: SqliteExecutor, plan: Plan, now: EpochSeconds): void {
   x.sql(
-    `INSERT INTO plans (id, unlimited, limits, subscription, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO plans (id, unlimited, limits, subscription, stripe_price, period_tokens, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
-       subscription = excluded.subscription, updated_at = excluded.updated_at`,
-  ).run(plan.id, plan.unlimited ? 1 : 0, JSON.stringify(plan.limits), plan.subscription ?? null, now, now);
+       subscription = excluded.subscription, stripe_price = excluded.stripe_price,
+       period_tokens = excluded.period_tokens, updated_at = excluded.updated_at`,
+  ).run(
+    plan.id,
+    plan.unlimited ? 1 : 0,
+    JSON.stringify(plan.limits),
+    plan.subscription ?? null,
+    plan.stripePrice ?? null,
+    plan.periodTokens ?? null,
+    now,
+    now,
+  );
 }

@@ -20,6 +20,7 @@ import { FairUseSql } from './fair-use-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteLedger } from './ledger.js';
 import { SqliteOAuth } from './oauth.js';
+import { SqlitePayments } from './payments.js';
 import { SqlitePlans } from './plans.js';
 import { migrate } from './schema.js';
 import { SqliteUsageHistory } from './usage-history.js';
@@ -44,6 +45,7 @@ export class SqliteStore implements Store {
   readonly usageHistory: SqliteUsageHistory;
   readonly webhooks: SqliteWebhooks;
   readonly oauth: SqliteOAuth;
+  readonly payments: SqlitePayments;
   readonly console: SqliteConsole;
 
   constructor(options: SqliteStoreOptions) {
@@ -61,6 +63,7 @@ export class SqliteStore implements Store {
     this.usageHistory = new SqliteUsageHistory(this.x);
     this.webhooks = new SqliteWebhooks(this.x);
     this.oauth = new SqliteOAuth(this.x);
+    this.payments = new SqlitePayments(this.x);
     this.console = new SqliteConsole(this.x);
   }
 
