@@ -152,7 +152,7 @@ describe('admin API, audit trail', () => {
       action: 'plan.put',
       account_id: null,
       target_id: 'tiny',
-      details: { unlimited: false, limits, subscription: null },
+      details: { unlimited: false, limits, subscription: null, stripe_price: null, period_tokens: null },
     });
 
     // Closing revokes every key in the same step: still one action, one entry.

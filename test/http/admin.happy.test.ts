@@ -199,7 +199,14 @@ describe('admin API, happy paths', () => {
     };
     const res = await api.put('/plans/tiny', { limits });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ id: 'tiny', unlimited: false, limits, subscription: null });
+    expect(res.json()).toEqual({
+      id: 'tiny',
+      unlimited: false,
+      limits,
+      subscription: null,
+      stripe_price: null,
+      period_tokens: null,
+    });
     const { id } = await createAccount({ name: 'T', plan: 'tiny' });
     expect((await api.get(`/accounts/${id}`)).json().fair_use.search.requests['5h'].limit).toBe(6);
   });

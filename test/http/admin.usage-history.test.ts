@@ -201,11 +201,25 @@ describe('admin plans as subscriptions', () => {
   it('PUT sets a monthly subscription, null takes it away, and leaving it out is none', async () => {
     const monthly = await api.put('/plans/tiny', { limits, subscription: 'monthly' });
     expect(monthly.statusCode).toBe(200);
-    expect(monthly.json()).toEqual({ id: 'tiny', unlimited: false, limits, subscription: 'monthly' });
+    expect(monthly.json()).toEqual({
+      id: 'tiny',
+      unlimited: false,
+      limits,
+      subscription: 'monthly',
+      stripe_price: null,
+      period_tokens: null,
+    });
     expect((await plan('tiny')).subscription).toBe('monthly');
 
     const none = await api.put('/plans/tiny', { limits, subscription: null });
-    expect(none.json()).toEqual({ id: 'tiny', unlimited: false, limits, subscription: null });
+    expect(none.json()).toEqual({
+      id: 'tiny',
+      unlimited: false,
+      limits,
+      subscription: null,
+      stripe_price: null,
+      period_tokens: null,
+    });
     expect((await plan('tiny')).subscription).toBeNull();
 
     await api.put('/plans/tiny', { limits, subscription: 'monthly' });
@@ -249,7 +263,7 @@ describe('admin plans as subscriptions', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatchObject({ code: 'invalid_arguments' });
     // The CLI form too: a value commander might hand over ('' for a parser's null) never reaches the store.
-    const set = await h.services.plans.set('free', [], undefined, '' as never);
+    const set = await h.services.plans.set('free', [], { subscription: '' as never });
     expect(set.ok).toBe(false);
     if (!set.ok) expect(set.error).toMatchObject({ code: 'invalid_arguments' });
   });
