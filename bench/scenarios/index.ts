@@ -6,6 +6,7 @@ import { consumption, consumptionAlerts } from './consumption.js';
 import { getAccount } from './get-account.js';
 import { mcp2025, mcp2026, mcpMetered } from './mcp.js';
 import { oauthCost } from './oauth-cost.js';
+import { paymentsCost } from './payments-cost.js';
 import { proxiedCharged, proxiedFree, proxiedMetered } from './proxied.js';
 import type { Scenario } from './scenario.js';
 
@@ -20,6 +21,7 @@ export const SCENARIOS: readonly Scenario[] = [
   mcpMetered,
   consoleCost,
   oauthCost,
+  paymentsCost,
   // Only when named (--only before): against the builds before the meters and before OAuth, without
   // the alerts' endpoint.
   getAccountBefore,

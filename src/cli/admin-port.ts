@@ -80,6 +80,8 @@ export interface Admin {
     sync(accountId: string): Promise<{ outcome: string; detail: string }>;
     /** A customer portal URL to send the account's customer (it returns to the console's Billing). */
     portal(accountId: string): Promise<{ url: string }>;
+    /** Events that matched no account (unknown customers), newest first. */
+    unmatched(): Promise<BillingShow['events']>;
   };
   tools: {
     /** A catalogue with problems is refused as a failure (exit 1): the file was read, its members are wrong. */
@@ -158,6 +160,7 @@ export function localAdmin(s: Services, by: AuditContext): Admin {
         const base = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
         return { url: unwrap(await s.payments.portal(accountId, billingUrl(base, accountId))) };
       },
+      unmatched: () => s.payments.unmatched(),
     },
     tools: {
       import: async (catalogue, dryRun) =>

@@ -5,8 +5,9 @@
  */
 import type { Command } from 'commander';
 import type { BillingShow } from '../service/payments.js';
+import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { fields, orDash, table } from './output.js';
+import { emit, fields, JSON_HELP, type JsonOption, orDash, table } from './output.js';
 
 export function registerBilling(program: Command): void {
   const billing = program
@@ -39,7 +40,23 @@ export function registerBilling(program: Command): void {
     ask: (a, id) => a.billing.portal(id),
     text: (r) => r.url,
   });
+
+  billing
+    .command('unmatched')
+    .description('Stripe events that matched no account (a customer toolgate did not make), newest first')
+    .option('--json', JSON_HELP)
+    .action(async (opts: JsonOption) => {
+      const events = await withAdmin(opts, (a) => a.billing.unmatched());
+      emit(opts, events, () => (events.length === 0 ? 'No unmatched Stripe events.' : eventsTable(events)));
+    });
 }
+
+/** The events table, newest first. */
+const eventsTable = (events: BillingShow['events']) =>
+  table(
+    ['received', 'event', 'type', 'outcome', 'detail'],
+    events.map((e) => [e.received_at, e.id, e.type, e.outcome, e.detail]),
+  );
 
 function showText(b: BillingShow): string {
   const head = fields([
@@ -51,9 +68,5 @@ function showText(b: BillingShow): string {
     ['period', b.current_period_start ? `${b.current_period_start} to ${b.current_period_end}` : '-'],
   ]);
   if (b.events.length === 0) return `${head}\n\nNo Stripe events for this account yet.`;
-  const events = table(
-    ['received', 'event', 'type', 'outcome', 'detail'],
-    b.events.map((e) => [e.received_at, e.id, e.type, e.outcome, e.detail]),
-  );
-  return `${head}\n\nLatest events (newest first):\n${events}`;
+  return `${head}\n\nLatest events (newest first):\n${eventsTable(b.events)}`;
 }

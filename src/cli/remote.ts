@@ -168,12 +168,13 @@ function remoteTopups({ call, data }: Wire): Admin['topups'] {
   };
 }
 
-function remoteBilling({ call }: Wire): Admin['billing'] {
+function remoteBilling({ call, data }: Wire): Admin['billing'] {
   const path = (id: string) => `/accounts/${seg(id)}/billing`;
   return {
     show: (id) => call<BillingShow>('GET', path(id)),
     sync: (id) => call<{ outcome: string; detail: string }>('POST', `${path(id)}/sync`),
     portal: (id) => call<{ url: string }>('POST', `${path(id)}/portal`),
+    unmatched: () => data<BillingShow['events']>('/billing/unmatched'),
   };
 }
 

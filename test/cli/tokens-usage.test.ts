@@ -127,6 +127,8 @@ describe('toolgate plans', () => {
         search: { records: { '5h': 3, '1w': 6 }, requests: { '5h': 4 } },
       },
       subscription: null,
+      stripe_price: null,
+      period_tokens: null,
     });
     const changed = await t.json('plans', 'set', 'tiny', 'search.records.5h=5', '--unlimited');
     expect(changed.unlimited).toBe(true);

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import type { PaymentDeps } from '../../src/service/context.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { withReadCache } from '../../src/store/cached-reads.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -36,6 +37,8 @@ export interface ConsoleAppOptions {
   publicUrl?: string;
   /** Read X-Forwarded-For as the client's address. */
   trustProxy?: boolean;
+  /** Payments on, through this provider (a local Stripe-compatible server's). */
+  payments?: PaymentDeps;
 }
 
 async function openStore(backend: Backend): Promise<{ store: Store; reads: any; drop: () => Promise<void> }> {
@@ -56,7 +59,14 @@ export async function consoleApp(backend: Backend, opts: ConsoleAppOptions = {})
   const { store, reads, drop } = await openStore(backend);
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));
   const clock = new FixedClock(T0);
-  const services = createServices({ store, reads, clock, keyPrefix: 'tg', keySecret: KEY_SECRET });
+  const services = createServices({
+    store,
+    reads,
+    clock,
+    keyPrefix: 'tg',
+    keySecret: KEY_SECRET,
+    ...(opts.payments ? { payments: opts.payments } : {}),
+  });
   const sink = await startSmtpSink();
   let url = '';
   const app = await buildApp({

@@ -51,7 +51,8 @@ async function side(services: Services, name: string, tag: string): Promise<Side
   };
 }
 
-type IdKind = 'account' | 'key' | 'user' | 'grant';
+/** `offer`: a plan or pack for sale, no account's: the same in every variant (the account decides). */
+type IdKind = 'account' | 'key' | 'user' | 'grant' | 'offer';
 
 /** What a path parameter names: by its name, else by the path segment before it. */
 function kindOf(param: string, before: string): IdKind {
@@ -59,6 +60,7 @@ function kindOf(param: string, before: string): IdKind {
   if (/key/i.test(param) || before === 'keys') return 'key';
   if (/user|member/i.test(param) || before === 'members' || before === 'users') return 'user';
   if (/grant|app|client/i.test(param) || before === 'apps' || before === 'grants') return 'grant';
+  if (/^(plan|pack)$/.test(param)) return 'offer';
   throw new Error(
     `a console route has a parameter ":${param}" (after "/${before}/") this test does not know: teach security-helpers.ts which id of account B to try there`,
   );
@@ -80,14 +82,16 @@ export async function world(h: ConsoleApp) {
   });
 
   const idOf = (s: Side, kind: IdKind): string =>
-    kind === 'account'
-      ? s.accountId
-      : kind === 'key'
-        ? s.spareKeyId
-        : kind === 'user'
-          ? s.memberUserId
-          : // No grant exists in B (OAuth is not in play here): an id of nobody, which must be 404 too.
-            'grt_00000000000000000000000000';
+    kind === 'offer'
+      ? 'free'
+      : kind === 'account'
+        ? s.accountId
+        : kind === 'key'
+          ? s.spareKeyId
+          : kind === 'user'
+            ? s.memberUserId
+            : // No grant exists in B (OAuth is not in play here): an id of nobody, which must be 404 too.
+              'grt_00000000000000000000000000';
 
   return {
     a,
@@ -117,7 +121,7 @@ export async function world(h: ConsoleApp) {
       let others = 0;
       const filled = path.replace(/(?<=\/([^/]*)\/):([A-Za-z_]\w*)/g, (_m, before: string, param: string) => {
         const kind = kindOf(param, before);
-        if (kind !== 'account') others++;
+        if (kind !== 'account' && kind !== 'offer') others++;
         const from = variant === 'own' || (variant === 'mixed' && kind === 'account') ? a : b;
         return idOf(from, kind);
       });

@@ -33,20 +33,35 @@ export interface PaidApp {
   app: FastifyInstance;
   url: string;
   webhookUrl: string;
+  /** The environment a toolgate process needs to serve the same database with the same Stripe. */
+  serverEnv: Record<string, string>;
   /** Delivers each event, signed, in order; their answers' statuses. */
   deliver(events: StripeEvent[]): Promise<number[]>;
   close(): Promise<void>;
 }
 
-async function openStore(backend: Backend) {
+async function openStore(backend: Backend): Promise<{
+  store: Store;
+  reads: ReturnType<typeof withReadCache>['reads'];
+  env: Record<string, string>;
+  cleanup: () => Promise<void>;
+}> {
   if (backend === 'SQLite') {
     const { dir, cleanup } = scratchDir();
     const opened = withReadCache((observer) => new SqliteStore({ path: `${dir}/toolgate.db`, observer }));
-    return { ...opened, cleanup: async () => cleanup() };
+    return {
+      ...opened,
+      env: { TOOLGATE_DATABASE_URL: `sqlite:${dir}/toolgate.db` },
+      cleanup: async () => cleanup(),
+    };
   }
   const schema = scratchSchemaName();
   const opened = withReadCache((observer) => new PostgresStore({ url: POSTGRES_URL, schema, observer }));
-  return { ...opened, cleanup: () => opened.store.dropSchema().catch(() => {}) };
+  return {
+    ...opened,
+    env: { TOOLGATE_DATABASE_URL: POSTGRES_URL, TOOLGATE_DATABASE_SCHEMA: schema },
+    cleanup: () => opened.store.dropSchema().catch(() => {}),
+  };
 }
 
 export async function paidApp(
@@ -54,7 +69,7 @@ export async function paidApp(
   opts: { unpaid?: UnpaidPolicy; fake?: FakeStripe } = {},
 ): Promise<PaidApp> {
   const fake = opts.fake ?? (await startFakeStripe());
-  const { store, reads, cleanup } = await openStore(backend);
+  const { store, reads, env, cleanup } = await openStore(backend);
   await store.migrate(DEFAULT_PLANS, Math.floor(Date.now() / 1000));
   const provider = new StripeGateway(
     { secretKey: fake.secretKey, webhookSecret: fake.webhookSecret, apiUrl: fake.url },
@@ -79,6 +94,15 @@ export async function paidApp(
     app,
     url,
     webhookUrl,
+    serverEnv: {
+      ...env,
+      TOOLGATE_KEY_SECRET: KEY_SECRET,
+      TOOLGATE_STRIPE_SECRET_KEY: fake.secretKey,
+      TOOLGATE_STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
+      TOOLGATE_STRIPE_API_URL: fake.url,
+      TOOLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      NODE_ENV: 'production',
+    },
     async deliver(events) {
       const statuses: number[] = [];
       for (const e of events) statuses.push((await fake.deliver(webhookUrl, e)).status);
