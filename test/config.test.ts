@@ -49,6 +49,42 @@ describe('configuration', () => {
     expect(() => loadConfig({ TOOLGATE_WEBHOOK_TIMEOUT_MS: '50' })).toThrow(/TOOLGATE_WEBHOOK_TIMEOUT_MS/);
   });
 
+  it('turns payments on with a Stripe secret key, and refuses half a setup without echoing a secret', () => {
+    expect(loadConfig({}).payments).toBeUndefined();
+    expect(
+      loadConfig({
+        TOOLGATE_STRIPE_SECRET_KEY: 'sk_test_0123456789abcdef',
+        TOOLGATE_STRIPE_WEBHOOK_SECRET: 'whsec_0123456789abcdef',
+        TOOLGATE_STRIPE_API_URL: 'http://127.0.0.1:12111/',
+        TOOLGATE_STRIPE_UNPAID: 'suspend',
+      }).payments,
+    ).toEqual({
+      secretKey: 'sk_test_0123456789abcdef',
+      webhookSecret: 'whsec_0123456789abcdef',
+      apiUrl: 'http://127.0.0.1:12111',
+      fallbackPlan: 'free',
+      unpaid: 'suspend',
+    });
+    expect(() => loadConfig({ TOOLGATE_STRIPE_WEBHOOK_SECRET: 'whsec_0123456789abcdef' })).toThrow(
+      'TOOLGATE_STRIPE_WEBHOOK_SECRET is set but TOOLGATE_STRIPE_SECRET_KEY is not',
+    );
+    let message = '';
+    try {
+      loadConfig({
+        TOOLGATE_STRIPE_SECRET_KEY: 'pk_live_publishable-not-secret',
+        TOOLGATE_STRIPE_WEBHOOK_SECRET: 'not-a-signing-secret-value',
+        TOOLGATE_STRIPE_UNPAID: 'ignore',
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('TOOLGATE_STRIPE_SECRET_KEY must be a Stripe secret or restricted key');
+    expect(message).toContain('TOOLGATE_STRIPE_WEBHOOK_SECRET must be the signing secret');
+    expect(message).toContain('TOOLGATE_STRIPE_UNPAID must be fallback');
+    expect(message).not.toContain('publishable-not-secret');
+    expect(message).not.toContain('not-a-signing-secret-value');
+  });
+
   it('reads PostgreSQL settings', () => {
     const c = loadConfig({
       TOOLGATE_DATABASE_URL: 'postgres://u:p@db:5432/x',

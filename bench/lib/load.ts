@@ -12,6 +12,16 @@ export interface LoadRequest {
   slot?: number;
 }
 
+/** `POST /api/v1/tools/<tool>` with `{}`, once per key: the load of the scenarios that call one account tool. */
+export function accountToolCalls(keys: readonly string[], tool: string): LoadRequest[] {
+  return keys.map((key) => ({
+    method: 'POST',
+    path: `/api/v1/tools/${tool}`,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{}',
+  }));
+}
+
 export interface PerKeyRate {
   /** Distinct slots (keys or accounts) rotated over. */
   slots: number;

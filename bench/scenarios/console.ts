@@ -12,7 +12,7 @@ import { actingAs } from '../../src/service/audit.js';
 import { createServices } from '../../src/service/index.js';
 import { openCachedStore } from '../../src/store/open.js';
 import { cpuSeconds } from '../lib/cpu.js';
-import type { LoadRequest } from '../lib/load.js';
+import { accountToolCalls } from '../lib/load.js';
 import { probe, scratchDatabase } from '../lib/postgres.js';
 import { seed } from '../lib/seeding.js';
 import {
@@ -225,14 +225,7 @@ export const consoleCost: Scenario = {
   requests(f) {
     const s = ready.get(f.toolgate.backend);
     if (!s) throw new Error('console scenario: requests asked before prepare');
-    return s.loadKeys.map(
-      (key): LoadRequest => ({
-        method: 'POST',
-        path: '/api/v1/tools/get_account',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: '{}',
-      }),
-    );
+    return accountToolCalls(s.loadKeys, 'get_account');
   },
   check(body) {
     const b = body as { status?: unknown; results?: { id?: unknown } } | null;

@@ -6,7 +6,7 @@
  * cost the tool routes nothing measurable (on / off >= 0.98).
  */
 import { randomBytes } from 'node:crypto';
-import type { LoadRequest } from '../lib/load.js';
+import { accountToolCalls } from '../lib/load.js';
 import { probe, scratchDatabase } from '../lib/postgres.js';
 import { seed } from '../lib/seeding.js';
 import {
@@ -84,14 +84,7 @@ export const paymentsCost: Scenario = {
   requests(f) {
     const s = ready.get(f.toolgate.backend);
     if (!s) throw new Error('payments scenario: requests asked before prepare');
-    return s.loadKeys.map(
-      (key): LoadRequest => ({
-        method: 'POST',
-        path: '/api/v1/tools/get_billing',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: '{}',
-      }),
-    );
+    return accountToolCalls(s.loadKeys, 'get_billing');
   },
   check(body) {
     const b = body as { status?: unknown; results?: { plan?: unknown } } | null;

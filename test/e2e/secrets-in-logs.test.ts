@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/domain/api-keys.js';
 import { send } from '../calls.js';
 import { scratchDir } from '../helpers.js';
+import { startFakeStripe } from '../payments/fake-stripe.js';
 import { startServer } from './process.js';
 
 const OPS = 'ops-token-0123456789abcdef';
@@ -23,10 +24,16 @@ describe('secrets never reach the logs', () => {
   afterEach(() => cleanup());
 
   it('after a run at trace level that called every route with keys and admin tokens', async () => {
+    // Payments on, against a local Stripe: its secret key and signing secret must not be logged either.
+    const stripe = await startFakeStripe();
+    const price = stripe.addPrice({ type: 'one_time', unitAmount: 500 });
     const server = await startServer({
       TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}`,
       TOOLGATE_ADMIN_TOKEN: `ops:${OPS},ci:${CI}`,
       TOOLGATE_KEY_SECRET: SECRET,
+      TOOLGATE_STRIPE_SECRET_KEY: stripe.secretKey,
+      TOOLGATE_STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+      TOOLGATE_STRIPE_API_URL: stripe.url,
       NODE_ENV: 'production',
       LOG_LEVEL: 'trace',
     });
@@ -44,6 +51,11 @@ describe('secrets never reach the logs', () => {
     const user = (
       await call('POST', `/admin/v1/accounts/${account.id}/users`, OPS, { email: 'a@example.com' })
     ).body;
+
+    // A pack priced in Stripe (before the walk below spends the address's failed-authentication budget).
+    expect(
+      (await call('PUT', '/admin/v1/topups/small', OPS, { tokens: 5, stripe_price: price.id })).status,
+    ).toBe(200);
 
     // Every documented operation, with the ids it needs and a plausible body.
     const doc = (await call('GET', '/openapi.json', OPS)).body as {
@@ -77,6 +89,13 @@ describe('secrets never reach the logs', () => {
     }
     await call('POST', '/api/v1/tools/get_account', 'tg_AAAAAAAAAAA', {});
     await call('POST', '/api/v1/tools/no_such_tool', key.key, {});
+    const event = stripe.event('customer.created', { id: 'cus_logs', object: 'customer' });
+    expect((await stripe.deliver(`${server.url}/webhooks/stripe`, event)).status).toBe(200);
+    expect(
+      (await stripe.deliver(`${server.url}/webhooks/stripe`, event, { secret: 'whsec_wrong' })).status,
+    ).toBe(400);
+    expect(stripe.requests.some((r) => r.path === `/v1/prices/${price.id}`)).toBe(true);
+    await stripe.close();
     await call('GET', '/api/v1/tools/get_account', key.key);
     expect(exercised).toEqual(expect.arrayContaining(['POST /api/v1/tools/get_account', 'GET /healthz']));
     expect(exercised.filter((o) => o.includes('/admin/')).length).toBeGreaterThanOrEqual(14);
@@ -92,6 +111,8 @@ describe('secrets never reach the logs', () => {
       OPS,
       CI,
       SECRET,
+      stripe.secretKey,
+      stripe.webhookSecret,
     ];
     for (const s of secrets) expect(logs.includes(s), `found in the logs: ${s.slice(0, 6)}…`).toBe(false);
     expect(logs.toLowerCase()).not.toContain('bearer');
