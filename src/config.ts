@@ -4,9 +4,7 @@
  * schemas), not TypeBox: loading TypeBox's checker took about half a second of each CLI command.
  */
 
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
 import { normalOrigin } from './domain/origins.js';
@@ -285,6 +283,20 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** What no schema says of the secrets: each rotated key secret long enough; payments' two secrets together. */
+function checkSecrets(picked: Record<string, string>, problems: Map<string, string>): void {
+  if (picked.TOOLGATE_KEY_SECRET?.split(',').some((k) => k.length < 32))
+    problems.set(
+      'TOOLGATE_KEY_SECRET',
+      `TOOLGATE_KEY_SECRET ${HINTS.TOOLGATE_KEY_SECRET} (a listed secret is too short)`,
+    );
+  if (picked.TOOLGATE_STRIPE_WEBHOOK_SECRET && !picked.TOOLGATE_STRIPE_SECRET_KEY)
+    problems.set(
+      'TOOLGATE_STRIPE_SECRET_KEY',
+      'TOOLGATE_STRIPE_WEBHOOK_SECRET is set but TOOLGATE_STRIPE_SECRET_KEY is not: payments need both (or neither)',
+    );
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Only our variables, and an empty value counts as unset.
   const picked: Record<string, string> = {};
@@ -323,17 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'TOOLGATE_ALLOWED_ORIGINS',
       `TOOLGATE_ALLOWED_ORIGINS ${HINTS.TOOLGATE_ALLOWED_ORIGINS} (got "${redactUrl(notOrigin)}")`,
     );
-  if (picked.TOOLGATE_KEY_SECRET?.split(',').some((k) => k.length < 32)) {
-    problems.set(
-      'TOOLGATE_KEY_SECRET',
-      `TOOLGATE_KEY_SECRET ${HINTS.TOOLGATE_KEY_SECRET} (a listed secret is too short)`,
-    );
-  }
-  if (picked.TOOLGATE_STRIPE_WEBHOOK_SECRET && !picked.TOOLGATE_STRIPE_SECRET_KEY)
-    problems.set(
-      'TOOLGATE_STRIPE_SECRET_KEY',
-      'TOOLGATE_STRIPE_WEBHOOK_SECRET is set but TOOLGATE_STRIPE_SECRET_KEY is not: payments need both (or neither)',
-    );
+  checkSecrets(picked, problems);
   if (problems.size > 0)
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
@@ -397,49 +399,6 @@ export function parseDatabaseUrl(
     return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };
   }
   return { kind: 'postgres', url, ...pg };
-}
-
-/**
- * The HMAC secret for key digests. From TOOLGATE_KEY_SECRET when set; for SQLite, otherwise,
- * generated once into `key-secret` beside the database file (mode 0600) and read from there after.
- */
-export function resolveKeySecrets(config: Config): string[] {
-  if (config.keySecrets.length > 0) return config.keySecrets;
-  if (config.database.kind !== 'sqlite' || config.database.path === ':memory:') {
-    throw new ConfigError(
-      'TOOLGATE_KEY_SECRET must be set when the database is not a SQLite file: every server must share it (for example: openssl rand -hex 32).',
-    );
-  }
-  const file = join(dirname(config.database.path), 'key-secret');
-  try {
-    return [readOrCreateKeySecret(file)];
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ConfigError(
-      `cannot use the key secret file ${file}, beside the database sqlite:${config.database.path} (${code}): make that directory writable by this user, or set TOOLGATE_KEY_SECRET`,
-    );
-  }
-}
-
-function readOrCreateKeySecret(file: string): string {
-  if (existsSync(file)) {
-    const secret = readFileSync(file, 'utf8').trim();
-    if (secret.length < 32)
-      throw new ConfigError(`${file} holds no usable key secret (under 32 characters).`);
-    // One others could read (an earlier version's, or copied in) is made private as the database is.
-    try {
-      const mode = statSync(file).mode & 0o777;
-      if (mode & 0o077) chmodSync(file, mode & 0o700);
-    } catch {
-      // Not this user's file to change: it is read as it is.
-    }
-    return secret;
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-  return readFileSync(file, 'utf8').trim();
 }
 
 /** A URL with its password, if any, replaced by `***` (for logs and error messages). */

@@ -12,12 +12,12 @@ import {
   ConfigError,
   type DatabaseConfig,
   redactUrl,
-  resolveKeySecrets,
   unknownVariableWarnings,
 } from './config.js';
 import type { ConsoleSettings } from './console/index.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
+import { resolveKeySecrets } from './key-secret.js';
 import { createLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { connectedApps } from './oauth/connected-apps.js';

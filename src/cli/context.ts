@@ -18,8 +18,9 @@ import { CliError } from './output.js';
 import { refuseClearText } from './remote-transport.js';
 
 async function open() {
-  const [{ loadConfig, resolveKeySecrets }, { openStore }, { createServices }] = await Promise.all([
+  const [{ loadConfig }, { resolveKeySecrets }, { openStore }, { createServices }] = await Promise.all([
     import('../config.js'),
+    import('../key-secret.js'),
     import('../store/open.js'),
     import('../service/index.js'),
   ]);

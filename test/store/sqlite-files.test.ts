@@ -5,8 +5,9 @@
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig, resolveKeySecrets } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
+import { resolveKeySecrets } from '../../src/key-secret.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { scratchDir, T0 } from '../helpers.js';
 
