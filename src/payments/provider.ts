@@ -87,5 +87,5 @@ export interface PaymentProvider {
   /** The origins of its hosted pages (Checkout, the portal), which the Billing page's forms are redirected to. */
   pageOrigins(): string[];
   /** Verifies the raw body against its signature header at `nowMs`; throws SignatureError. */
-  verify(rawBody: Buffer, signature: string | undefined, nowMs: number): ProviderEvent;
+  verify(rawBody: Buffer, signature: string | undefined, nowMs: number): Promise<ProviderEvent>;
 }

@@ -1,8 +1,9 @@
 /**
  * @module The payment provider on Stripe's official library: every call to Stripe and every
- * signature check goes through it. Loaded only when a secret key is configured.
+ * signature check goes through it. The library is loaded at the first thing that needs it (some
+ * megabytes of heap a server that only serves tools never carries).
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { Clock } from '../domain/clock.js';
 import { isSubscriptionStatus } from '../domain/payments.js';
 import {
@@ -31,16 +32,30 @@ const PRICE_TTL_MS = 5 * 60_000;
 const idOf = (v: string | { id: string } | null | undefined): string | null =>
   v === null || v === undefined ? null : typeof v === 'string' ? v : v.id;
 
+interface Loaded {
+  lib: typeof Stripe;
+  client: Stripe;
+}
+
 export class StripeGateway implements PaymentProvider {
-  private readonly stripe: Stripe;
+  private loaded: Promise<Loaded> | undefined;
   private readonly prices = new Map<string, { at: number; price: PriceInfo }>();
 
   constructor(
     private readonly settings: StripeSettings,
     private readonly clock: Clock,
-  ) {
+  ) {}
+
+  /** The library and its client, made once. */
+  private load(): Promise<Loaded> {
+    this.loaded ??= import('stripe').then(({ default: lib }) => ({ lib, client: this.client(lib) }));
+    return this.loaded;
+  }
+
+  private client(lib: typeof Stripe): Stripe {
+    const { settings } = this;
     const api = settings.apiUrl ? new URL(settings.apiUrl) : undefined;
-    this.stripe = new Stripe(settings.secretKey, {
+    return new lib(settings.secretKey, {
       maxNetworkRetries: 2,
       timeout: 20_000,
       appInfo: { name: 'toolgate' },
@@ -64,7 +79,7 @@ export class StripeGateway implements PaymentProvider {
   async price(id: string): Promise<PriceInfo> {
     const kept = this.prices.get(id);
     if (kept && this.clock.now() - kept.at < PRICE_TTL_MS) return kept.price;
-    const p = await this.call(`price ${id}`, () => this.stripe.prices.retrieve(id));
+    const p = await this.call(`price ${id}`, (s) => s.prices.retrieve(id));
     const price: PriceInfo = {
       id: p.id,
       type: p.type === 'recurring' ? 'recurring' : 'one_time',
@@ -80,8 +95,8 @@ export class StripeGateway implements PaymentProvider {
 
   async createCustomer(accountId: string, name: string): Promise<string> {
     // One customer per account even when two clicks race: Stripe answers a repeated key with the first.
-    const customer = await this.call('customer', () =>
-      this.stripe.customers.create(
+    const customer = await this.call('customer', (s) =>
+      s.customers.create(
         { name, metadata: { account_id: accountId } },
         { idempotencyKey: `toolgate-customer-${accountId}` },
       ),
@@ -90,8 +105,8 @@ export class StripeGateway implements PaymentProvider {
   }
 
   async checkout(r: CheckoutRequest): Promise<{ id: string; url: string }> {
-    const session = await this.call('Checkout Session', () =>
-      this.stripe.checkout.sessions.create({
+    const session = await this.call('Checkout Session', (s) =>
+      s.checkout.sessions.create({
         mode: r.mode,
         customer: r.customerId,
         client_reference_id: r.accountId,
@@ -109,15 +124,15 @@ export class StripeGateway implements PaymentProvider {
   }
 
   async portal(customerId: string, returnUrl: string): Promise<string> {
-    const session = await this.call('billing portal session', () =>
-      this.stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }),
+    const session = await this.call('billing portal session', (s) =>
+      s.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }),
     );
     return session.url;
   }
 
   async session(id: string): Promise<CheckoutSession> {
-    const s = await this.call(`Checkout Session ${id}`, () =>
-      this.stripe.checkout.sessions.retrieve(id, { expand: ['line_items'] }),
+    const s = await this.call(`Checkout Session ${id}`, (s) =>
+      s.checkout.sessions.retrieve(id, { expand: ['line_items'] }),
     );
     return {
       id: s.id,
@@ -133,15 +148,15 @@ export class StripeGateway implements PaymentProvider {
   async subscription(id: string): Promise<SubscriptionRead> {
     const readAt = this.clock.now();
     return readSubscription(
-      await this.call(`subscription ${id}`, () => this.stripe.subscriptions.retrieve(id)),
+      await this.call(`subscription ${id}`, (s) => s.subscriptions.retrieve(id)),
       readAt,
     );
   }
 
   async subscriptionsOf(customerId: string): Promise<SubscriptionRead[]> {
     const readAt = this.clock.now();
-    const list = await this.call(`subscriptions of ${customerId}`, () =>
-      this.stripe.subscriptions.list({ customer: customerId, status: 'all', limit: 10 }),
+    const list = await this.call(`subscriptions of ${customerId}`, (s) =>
+      s.subscriptions.list({ customer: customerId, status: 'all', limit: 10 }),
     );
     return list.data
       .map((s) => readSubscription(s, readAt))
@@ -149,25 +164,26 @@ export class StripeGateway implements PaymentProvider {
   }
 
   async changePrice(subscriptionId: string, priceId: string): Promise<void> {
-    const sub = await this.call(`subscription ${subscriptionId}`, () =>
-      this.stripe.subscriptions.retrieve(subscriptionId),
+    const sub = await this.call(`subscription ${subscriptionId}`, (s) =>
+      s.subscriptions.retrieve(subscriptionId),
     );
     const item = sub.items.data[0];
     if (!item) throw new ProviderError(`Subscription ${subscriptionId} has no item to change.`, 'refused');
-    await this.call(`subscription ${subscriptionId}`, () =>
-      this.stripe.subscriptions.update(subscriptionId, {
+    await this.call(`subscription ${subscriptionId}`, (s) =>
+      s.subscriptions.update(subscriptionId, {
         items: [{ id: item.id, price: priceId }],
         proration_behavior: 'create_prorations',
       }),
     );
   }
 
-  verify(rawBody: Buffer, signature: string | undefined, nowMs: number): ProviderEvent {
+  async verify(rawBody: Buffer, signature: string | undefined, nowMs: number): Promise<ProviderEvent> {
     if (!this.settings.webhookSecret) throw new SignatureError('TOOLGATE_STRIPE_WEBHOOK_SECRET is not set.');
     if (!signature) throw new SignatureError('No Stripe-Signature header.');
+    const { client } = await this.load();
     let event: Stripe.Event;
     try {
-      event = this.stripe.webhooks.constructEvent(
+      event = client.webhooks.constructEvent(
         rawBody,
         signature,
         this.settings.webhookSecret,
@@ -186,9 +202,10 @@ export class StripeGateway implements PaymentProvider {
   }
 
   /** A Stripe call, its failure said in toolgate's words (Stripe's message names no secret). */
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  private async call<T>(what: string, fn: (s: Stripe) => Promise<T>): Promise<T> {
+    const { lib: Stripe, client } = await this.load();
     try {
-      return await fn();
+      return await fn(client);
     } catch (err) {
       if (!(err instanceof Stripe.errors.StripeError)) throw err;
       if (err.code === 'resource_missing') throw new ProviderError(`Stripe has no ${what}.`, 'not_found');

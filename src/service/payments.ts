@@ -307,9 +307,9 @@ export class PaymentService {
    */
   async receive(rawBody: Buffer, signature: string | undefined): Promise<Result<Received>> {
     if (!this.payments || !this.events) return fail('not_found', OFF);
-    let event: ReturnType<PaymentDeps['provider']['verify']>;
+    let event: Awaited<ReturnType<PaymentDeps['provider']['verify']>>;
     try {
-      event = this.payments.provider.verify(rawBody, signature, this.deps.clock.now());
+      event = await this.payments.provider.verify(rawBody, signature, this.deps.clock.now());
     } catch (err) {
       if (err instanceof SignatureError) return fail('invalid_arguments', err.message);
       throw err;
