@@ -5,7 +5,10 @@
  */
 const FLOORS = [
   ['domain', '^src/domain/'],
-  ['settings and probes', '^src/(config|key-secret|logger|tick-shape)\\.ts$|^src/(metrics|client)/'],
+  [
+    'settings and probes',
+    '^src/(brand-logo|config|key-secret|logger|tick-shape)\\.ts$|^src/(metrics|client)/',
+  ],
   ['store', '^src/store/'],
   ['outbound', '^src/(webhooks|upstream|payments)/'],
   ['service', '^src/service/'],

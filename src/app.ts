@@ -15,6 +15,7 @@ import {
 } from './console/index.js';
 import type { ConnectedApps } from './console/ports.js';
 import { ApiError } from './domain/api-error.js';
+import { type Brand, DEFAULT_BRAND } from './domain/brand.js';
 import { newId } from './domain/ids.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './http/json-depth.js';
@@ -25,6 +26,7 @@ import { adminRoutes } from './http/routes/admin.js';
 import { metaRoutes } from './http/routes/meta.js';
 import { stripeWebhookRoutes } from './http/routes/stripe-webhook.js';
 import { toolRoutes } from './http/routes/tools.js';
+import { serverInfoOf } from './mcp/results.js';
 import { mcpRoutes } from './mcp/route.js';
 import { oauthConsent } from './oauth/consent.js';
 import { oauthRoutes } from './oauth/routes.js';
@@ -71,6 +73,8 @@ export interface AppDeps {
   oauth?: OAuthServer;
   /** Who is signed in to the console, when not its own sessions (a test's stand-in). */
   consoleIdentity?: ConsoleIdentity;
+  /** What customers and agents see instead of toolgate (TOOLGATE_BRAND_*); toolgate's own by default. */
+  brand?: Brand;
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -242,6 +246,7 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
     ...(deps.allowedOrigins ? { allowedOrigins: deps.allowedOrigins } : {}),
     ...(deps.mcpFastPath === false ? { fastPath: false } : {}),
     ...(deps.oauth ? { challenge: oauthChallenge(deps.oauth) } : {}),
+    serverInfo: serverInfoOf(deps.brand),
   });
   // The console in a scope of its own, the OAuth consent page among its pages.
   const settings = deps.console;
@@ -253,6 +258,7 @@ async function registerDoors(app: FastifyInstance, deps: AppDeps): Promise<void>
           uses: deps.services,
           settings,
           tokenCosts: () => calls.registry.tokenCosts(),
+          brand: deps.brand ?? DEFAULT_BRAND,
           openapi: consoleOpenApi(app, deps.catalogue),
           ...(deps.logger ? { logger: deps.logger } : {}),
           ...(deps.connectedApps ? { connectedApps: deps.connectedApps } : {}),

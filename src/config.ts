@@ -48,6 +48,18 @@ const ENV_PROPERTIES = {
   TOOLGATE_STRIPE_API_URL: { type: 'string', pattern: '^https?://[^/?#@\\s]+/?$' },
   TOOLGATE_STRIPE_FALLBACK_PLAN: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
   TOOLGATE_STRIPE_UNPAID: { type: 'string', enum: ['fallback', 'suspend'] },
+  TOOLGATE_BRAND_NAME: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 60,
+    pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069<>]+$',
+  },
+  TOOLGATE_BRAND_LOGO: { type: 'string', minLength: 1 },
+  TOOLGATE_BRAND_COLOR: { type: 'string', pattern: '^#[0-9a-fA-F]{6}$' },
+  TOOLGATE_BRAND_SUPPORT: {
+    type: 'string',
+    pattern: '^([^\\s@<>]+@[^\\s@<>]+\\.[^\\s@<>]+|https://[^\\s<>"]+)$',
+  },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
   NODE_ENV: { type: 'string' },
 } as const;
@@ -115,6 +127,11 @@ const HINTS: Record<keyof Env, string> = {
     'must be a plan id (lower-case letters, digits, "_" and "-"): where an account goes when its subscription ends; default free',
   TOOLGATE_STRIPE_UNPAID:
     'must be fallback (an unpaid subscription moves its account to the fallback plan; the default) or suspend',
+  TOOLGATE_BRAND_NAME:
+    'must be the name your customers know your product by, 1-60 characters without control characters or < >',
+  TOOLGATE_BRAND_LOGO: 'must be the path of an SVG or PNG file (at most 256 KiB) that the console shows',
+  TOOLGATE_BRAND_COLOR: 'must be an accent colour as #rrggbb, for example #0f766e',
+  TOOLGATE_BRAND_SUPPORT: 'must be an email address or an https:// URL where customers get help',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   NODE_ENV: 'must be a string',
 };
@@ -244,6 +261,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** The customers' console (TOOLGATE_CONSOLE*, TOOLGATE_SMTP_*). */
   console: ConsoleConfig;
+  /** TOOLGATE_BRAND_*: what customers see instead of toolgate (the logo a path, read at start). */
+  brand: { name: string; logoFile: string | undefined; color: string | null; support: string | null };
   /** Money through Stripe (TOOLGATE_STRIPE_*); undefined without a secret key: payments are off. */
   payments: PaymentsConfig | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -371,6 +390,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpFrom: e.TOOLGATE_SMTP_FROM,
     },
     payments: paymentsConfig(e),
+    brand: {
+      name: e.TOOLGATE_BRAND_NAME?.trim() || 'toolgate',
+      logoFile: e.TOOLGATE_BRAND_LOGO,
+      color: e.TOOLGATE_BRAND_COLOR?.toLowerCase() ?? null,
+      support: e.TOOLGATE_BRAND_SUPPORT ?? null,
+    },
     logLevel: e.LOG_LEVEL ?? 'info',
     production: e.NODE_ENV === 'production',
   };

@@ -7,6 +7,7 @@ import './tick-shape.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
+import { readBrandLogo } from './brand-logo.js';
 import {
   type Config,
   ConfigError,
@@ -15,6 +16,7 @@ import {
   unknownVariableWarnings,
 } from './config.js';
 import type { ConsoleSettings } from './console/index.js';
+import type { Brand } from './domain/brand.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { resolveKeySecrets } from './key-secret.js';
@@ -46,6 +48,7 @@ export async function startServer(config: Config): Promise<Running> {
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
   // The key secret first: a start that cannot read or make it says so before the database is touched.
   const keySecrets = resolveKeySecrets(config);
+  const brand = brandOf(config);
   const parts = await openParts(config, logger);
   const { catalogue } = parts;
   // The console's links and OAuth's issuer name the public URL; without one, the address this
@@ -59,6 +62,7 @@ export async function startServer(config: Config): Promise<Running> {
   const app = await buildApp({
     services,
     catalogue,
+    brand,
     ...(consoleSettings ? { console: consoleSettings } : {}),
     ...(oauth ? { oauth, connectedApps: connectedApps(oauth) } : {}),
     adminTokens: config.adminTokens,
@@ -128,6 +132,7 @@ function composeUseCases(
         keyUsage: parts.keyUsage,
         secret: keySecret,
         publicUrl,
+        resourceName: config.brand.name,
         onError: (err, message) => logger.warn({ err }, message),
       })
     : undefined;
@@ -280,6 +285,12 @@ function closer(logger: Logger, doors: () => Promise<void>, parts: Parts): () =>
     })();
     return closing;
   };
+}
+
+/** The brand customers see, its logo read now: a logo that cannot be used stops the start. */
+function brandOf(config: Config): Brand {
+  const { name, logoFile, color, support } = config.brand;
+  return { name, color, support, logo: logoFile ? readBrandLogo(logoFile) : null };
 }
 
 /** The console's settings; a sign-up plan that does not exist stops the start (sign-ups would all fail). */

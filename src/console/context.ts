@@ -13,6 +13,7 @@ import type {
 import type { Logger } from 'pino';
 import type { AccountStatus } from '../domain/accounts.js';
 import { errorStatus } from '../domain/api-error.js';
+import type { Brand } from '../domain/brand.js';
 import type { Clock } from '../domain/clock.js';
 import type { BillingService, TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
@@ -47,6 +48,8 @@ export interface ConsolePageDeps {
   connectedApps: ConnectedApps;
   /** The address customers reach the console at (where Stripe sends them back to). */
   publicUrl: () => string;
+  /** What customers see instead of toolgate. */
+  brand: Brand;
   /** The OAuth authorization the consent page answers; none: OAuth is off, and so is the page. */
   consent?: Consent;
   logger?: Logger;

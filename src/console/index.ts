@@ -10,16 +10,19 @@ import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Brand } from '../domain/brand.js';
 import { webHeaders } from '../http/web-headers.js';
 import type { TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
 import { assetRoutes, consoleDir } from './assets.js';
+import { brandRoutes, brandView } from './brand.js';
 import {
   type ConsolePageDeps,
   type ConsoleUses,
   csrfOnUnsafeMethods,
   installPageHandlers,
 } from './context.js';
+import { escapeHtml } from './escape.js';
 import type { ConsoleIdentity } from './identity.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
@@ -69,31 +72,18 @@ export interface ConsoleDeps {
   consent?: Consent;
   /** Who is signed in, when not the console's own sessions (a test's stand-in). */
   identity?: ConsoleIdentity;
+  /** What customers see: the name in every header, title and mail, the logo, the accent colour. */
+  brand: Brand;
 }
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/**
- * Text for HTML: markup characters escaped, and the invisible controls that reorder what follows
- * them on screen (bidi embeddings, overrides and isolates) shown as U+FFFD: a name must not make
- * the rest of a line read backwards.
- */
-export function escapeHtml(value: unknown): string {
-  return String(value)
-    .replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)
-    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
-}
-
-async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined): Promise<Mailer> {
+async function makeMailer(
+  settings: ConsoleSettings,
+  brand: Brand,
+  logger: Logger | undefined,
+): Promise<Mailer> {
   if (settings.mailer) return settings.mailer;
   if (settings.smtpUrl)
-    return smtpMailer(settings.smtpUrl, settings.smtpFrom ?? 'toolgate <toolgate@localhost>');
+    return smtpMailer(settings.smtpUrl, settings.smtpFrom ?? `${brand.name} <no-reply@localhost>`, brand);
   const log = logger ?? { info: () => {}, warn: () => {} };
   return settings.production ? noMailer(log as Logger) : logMailer(log as Logger);
 }
@@ -104,7 +94,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
   const https = deps.settings.publicUrl().startsWith('https://');
   const names = cookieNames(https);
   const identity = new CookieIdentity(service, names, deps.identity && ((r) => deps.identity!.who(r)));
-  const mailer = await makeMailer(deps.settings, deps.logger);
+  const mailer = await makeMailer(deps.settings, deps.brand, deps.logger);
   app.addHook('onClose', async () => mailer.close?.());
   const pageDeps: ConsolePageDeps = {
     service,
@@ -115,6 +105,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
     openapi: deps.openapi,
     connectedApps: deps.connectedApps ?? NO_CONNECTED_APPS,
     publicUrl: deps.settings.publicUrl,
+    brand: deps.brand,
     ...(deps.consent ? { consent: deps.consent } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
   };
@@ -136,6 +127,8 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
       await scope.register(view, {
         engine: { eta: new Eta({ autoEscape: true, escapeFunction: escapeHtml, cache: true }) },
         templates: consoleDir('views'),
+        // Every page's layout names the brand.
+        defaultContext: { brand: brandView(deps.brand) },
         // Templates compiled once and kept, whatever NODE_ENV says (@fastify/view's default follows it).
         production: true,
       });
@@ -149,6 +142,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
 
 async function registerPages(scope: FastifyInstance, pageDeps: ConsolePageDeps): Promise<void> {
   await scope.register(assetRoutes);
+  await scope.register(brandRoutes, { brand: pageDeps.brand });
   await scope.register(signInPages, pageDeps);
   await scope.register(overviewPage, pageDeps);
   await scope.register(usagePage, pageDeps);

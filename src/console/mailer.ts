@@ -3,8 +3,9 @@
  * SMTP outside production, the server's log (the one log line allowed to carry a link).
  */
 import type { Logger } from 'pino';
-
+import { type Brand, DEFAULT_BRAND } from '../domain/brand.js';
 import type { SignInMail } from '../service/console.js';
+import { escapeHtml } from './escape.js';
 
 export type { SignInMail };
 
@@ -13,27 +14,55 @@ export interface Mailer {
   close?(): void;
 }
 
-const subjectOf = (mail: SignInMail) =>
-  mail.accountName ? `You are invited to ${mail.accountName} on toolgate` : 'Sign in to toolgate';
+const subjectOf = (mail: SignInMail, brand: Brand) =>
+  mail.accountName ? `You are invited to ${mail.accountName} on ${brand.name}` : `Sign in to ${brand.name}`;
 
-const textOf = (mail: SignInMail) =>
-  [
-    mail.accountName
-      ? `You have been invited to the account "${mail.accountName}". Follow this link to sign in:`
-      : 'Follow this link to sign in to the toolgate console:',
-    '',
-    mail.url,
-    '',
-    'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
+/** The mail's lines: its lead, the link, what to know of it, and where to get help. */
+function linesOf(mail: SignInMail, brand: Brand) {
+  return {
+    lead: mail.accountName
+      ? `You have been invited to the account "${mail.accountName}" on ${brand.name}. Follow this link to sign in:`
+      : `Follow this link to sign in to ${brand.name}:`,
+    note: 'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
+    help: brand.support ? `Questions? ${brand.support}` : null,
+  };
+}
+
+export function textOf(mail: SignInMail, brand: Brand = DEFAULT_BRAND): string {
+  const l = linesOf(mail, brand);
+  return [l.lead, '', mail.url, '', l.note, ...(l.help ? ['', l.help] : [])].join('\n');
+}
+
+export function htmlOf(mail: SignInMail, brand: Brand = DEFAULT_BRAND): string {
+  const l = linesOf(mail, brand);
+  const p = (text: string) => `<p>${escapeHtml(text)}</p>`;
+  return [
+    '<!doctype html><html lang="en"><body>',
+    p(l.lead),
+    `<p><a href="${escapeHtml(mail.url)}">${escapeHtml(subjectOf(mail, brand))}</a></p>`,
+    p(l.note),
+    l.help ? p(l.help) : '',
+    '</body></html>',
   ].join('\n');
+}
 
 /** nodemailer over `smtpUrl` (smtp:// or smtps://), loaded only when SMTP is configured. */
-export async function smtpMailer(smtpUrl: string, from: string): Promise<Mailer> {
+export async function smtpMailer(
+  smtpUrl: string,
+  from: string,
+  brand: Brand = DEFAULT_BRAND,
+): Promise<Mailer> {
   const nodemailer = (await import('nodemailer')).default;
   const transport = nodemailer.createTransport(smtpUrl);
   return {
     async send(mail) {
-      await transport.sendMail({ from, to: mail.to, subject: subjectOf(mail), text: textOf(mail) });
+      await transport.sendMail({
+        from,
+        to: mail.to,
+        subject: subjectOf(mail, brand),
+        text: textOf(mail, brand),
+        html: htmlOf(mail, brand),
+      });
     },
     close: () => transport.close(),
   };

@@ -7,6 +7,7 @@
  */
 import type { ToolCalls } from '../tools/call.js';
 import type { FastPath } from './fast-path.js';
+import type { ServerInfo } from './results.js';
 import type { McpEngine } from './sdk-engine.js';
 
 export class McpEngines {
@@ -17,17 +18,18 @@ export class McpEngines {
   constructor(
     private readonly calls: ToolCalls,
     private readonly onerror: (err: Error) => void,
+    private readonly serverInfo: ServerInfo,
   ) {}
 
   async loadFast(): Promise<FastPath> {
-    this.fast ??= new (await import('./fast-path.js')).FastPath(this.calls);
+    this.fast ??= new (await import('./fast-path.js')).FastPath(this.calls, this.serverInfo);
     return this.fast;
   }
 
   /** The SDK's engine; one that failed to load is tried again by the next MCP request. */
   sdk(): Promise<McpEngine> {
     this.engine ??= import('./sdk-engine.js').then(
-      (m) => m.createMcpEngine({ calls: this.calls, onerror: this.onerror }),
+      (m) => m.createMcpEngine({ calls: this.calls, onerror: this.onerror, serverInfo: this.serverInfo }),
       (err) => {
         // Tried again by the next MCP request rather than kept as this one's failure.
         this.engine = undefined;

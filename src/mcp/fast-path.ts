@@ -11,14 +11,22 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller, ToolCalls } from '../tools/call.js';
 import type { ToolListing } from '../tools/registry.js';
-import { type Era, type HotMessage, hotMessage, META_KEYS, MODERN_VERSION } from './hot-messages.js';
-import { SERVER_INFO, toolCallAnswer } from './results.js';
+import { type HotMessage, hotMessage, META_KEYS, MODERN_VERSION } from './hot-messages.js';
+import { type ServerInfo, toolCallAnswer } from './results.js';
 
-const SERVER_INFO_JSON = JSON.stringify(SERVER_INFO);
 const CAPABILITIES = '{"tools":{"listChanged":false}}';
-const MODERN_META = `"_meta":{${JSON.stringify(META_KEYS.serverInfo)}:${SERVER_INFO_JSON}}`;
 const CACHE_HINTS = '"ttlMs":0,"cacheScope":"private"';
-const DISCOVERED = `{"supportedVersions":["${MODERN_VERSION}"],"capabilities":${CAPABILITIES},"resultType":"complete",${CACHE_HINTS},${MODERN_META}}`;
+
+/** The answers' parts that name the server, written once for its serverInfo. */
+function serverParts(info: ServerInfo) {
+  const json = JSON.stringify(info);
+  const meta = `"_meta":{${JSON.stringify(META_KEYS.serverInfo)}:${json}}`;
+  return {
+    json,
+    meta,
+    discovered: `{"supportedVersions":["${MODERN_VERSION}"],"capabilities":${CAPABILITIES},"resultType":"complete",${CACHE_HINTS},${meta}}`,
+  };
+}
 
 /** A JSON-RPC answer: its HTTP status and body ('' for an accepted notification). */
 export interface FastAnswer {
@@ -28,8 +36,14 @@ export interface FastAnswer {
 
 export class FastPath {
   private listed: { tools: ToolListing[]; json: string } | undefined;
+  private readonly server: ReturnType<typeof serverParts>;
 
-  constructor(private readonly calls: ToolCalls) {}
+  constructor(
+    private readonly calls: ToolCalls,
+    serverInfo: ServerInfo,
+  ) {
+    this.server = serverParts(serverInfo);
+  }
 
   /**
    * The answer to a hot message, at once or through one promise; undefined when the SDK must
@@ -47,20 +61,21 @@ export class FastPath {
       case 'tools/call':
         return this.toolCall(message, id, caller);
       case 'tools/list': {
-        const tail = message.era === 'modern' ? `,"resultType":"complete",${CACHE_HINTS},${MODERN_META}` : '';
+        const tail =
+          message.era === 'modern' ? `,"resultType":"complete",${CACHE_HINTS},${this.server.meta}` : '';
         return result(id, `{"tools":${this.toolsJson()}${tail}}`);
       }
       case 'ping':
         return result(id, '{}');
       case 'server/discover':
-        return result(id, DISCOVERED);
+        return result(id, this.server.discovered);
       case 'notifications/initialized':
         return { status: 202, json: '' };
       default: {
         const version = JSON.stringify(message.params?.protocolVersion);
         return result(
           id,
-          `{"protocolVersion":${version},"capabilities":${CAPABILITIES},"serverInfo":${SERVER_INFO_JSON}}`,
+          `{"protocolVersion":${version},"capabilities":${CAPABILITIES},"serverInfo":${this.server.json}}`,
         );
       }
     }
@@ -72,7 +87,8 @@ export class FastPath {
       if ('error' in answer) {
         return { status: 200, json: `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(answer.error)}}` };
       }
-      return result(id, `${answer.json.slice(0, -1)}${tail(message.era)}`);
+      const end = message.era === 'modern' ? `,"resultType":"complete",${this.server.meta}}` : '}';
+      return result(id, `${answer.json.slice(0, -1)}${end}`);
     };
     const called = this.calls.call('mcp', caller, params.name, params.arguments ?? {});
     return called instanceof Promise
@@ -87,9 +103,6 @@ export class FastPath {
     return this.listed.json;
   }
 }
-
-/** What closes a tool call's result: 2026-07-28's completion and server identity, or nothing. */
-const tail = (era: Era) => (era === 'modern' ? `,"resultType":"complete",${MODERN_META}}` : '}');
 
 function result(id: string, json: string): FastAnswer {
   return { status: 200, json: `{"result":${json},"jsonrpc":"2.0","id":${id}}` };

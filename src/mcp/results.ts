@@ -3,11 +3,26 @@
  * whose `structuredContent` is exactly the HTTP answer's body and whose text is that body's JSON
  * (an error result for a refusal), or the JSON-RPC error of a tool that does not exist.
  */
+
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { errorBody } from '../domain/api-error.js';
+import { brandSlug } from '../domain/brand.js';
 import type { Called } from '../tools/call.js';
 
-export const SERVER_INFO = { name: 'toolgate', version: '1' };
+/** MCP's serverInfo: the implementation's name and version, and a title for people when branded. */
+export interface ServerInfo {
+  name: string;
+  title?: string;
+  version: string;
+}
+
+export const SERVER_INFO: ServerInfo = { name: 'toolgate', version: '1' };
+
+/** The serverInfo of a brand: its slug as the name and its name as the title; toolgate's own without one. */
+export function serverInfoOf(brand: { name: string } | undefined): ServerInfo {
+  if (!brand || brand.name === SERVER_INFO.name) return SERVER_INFO;
+  return { name: brandSlug(brand.name), title: brand.name, version: SERVER_INFO.version };
+}
 
 /** JSON-RPC's invalid-params code: what the SDK answers a call of a tool it does not have with. */
 const INVALID_PARAMS = -32602;

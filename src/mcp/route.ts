@@ -18,6 +18,7 @@ import type { Services } from '../service/index.js';
 import type { ToolCalls } from '../tools/call.js';
 import { McpEngines } from './engines.js';
 import { originAllowed } from './origin.js';
+import { SERVER_INFO, type ServerInfo } from './results.js';
 
 export interface McpRouteOptions {
   services: Services;
@@ -29,6 +30,8 @@ export interface McpRouteOptions {
   allowedOrigins?: readonly string[];
   /** With OAuth on: the 401's challenge, naming the protected resource metadata (RFC 9728). */
   challenge?: () => string;
+  /** serverInfo in every initialize and 2026-07-28 answer: the brand's (results.ts serverInfoOf). */
+  serverInfo?: ServerInfo;
 }
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
@@ -36,7 +39,7 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDone
 export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions) {
   const { services } = opts;
   const onerror = (err: Error) => app.log.warn({ err: { message: err.message } }, 'mcp request refused');
-  const engines = new McpEngines(opts.calls, onerror);
+  const engines = new McpEngines(opts.calls, onerror, opts.serverInfo ?? SERVER_INFO);
   app.addHook('onClose', () => engines.close());
 
   const checkOrigin = originCheck(opts.allowedOrigins);

@@ -19,7 +19,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Caller, ToolCalls } from '../tools/call.js';
-import { SERVER_INFO, toolCallAnswer } from './results.js';
+import { type ServerInfo, toolCallAnswer } from './results.js';
 
 export interface McpEngine {
   /** The answer to one MCP HTTP request, its body already parsed, from an authenticated caller. */
@@ -31,6 +31,7 @@ export function createMcpEngine(opts: {
   calls: ToolCalls;
   /** Told of a message the SDK refused (malformed JSON-RPC and the like). */
   onerror: (err: Error) => void;
+  serverInfo: ServerInfo;
 }): McpEngine {
   const { calls } = opts;
 
@@ -38,7 +39,7 @@ export function createMcpEngine(opts: {
     const caller = ctx.authInfo?.extra?.caller as Caller;
     // The low-level Server: tools are listed and called by name from the registry (JSON Schemas a
     // catalogue change can replace at any time), not registered one by one per request.
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+    const server = new Server(opts.serverInfo, { capabilities: { tools: { listChanged: false } } });
     server.setRequestHandler('tools/list', () => ({ tools: calls.registry.list() }));
     server.setRequestHandler('tools/call', async (request) => {
       const { name } = request.params;

@@ -31,7 +31,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: { oauth: OAuthServ
     authorization_servers: [oauth.publicUrl],
     scopes_supported: [MCP_SCOPE],
     bearer_methods_supported: ['header'],
-    resource_name: 'toolgate',
+    resource_name: oauth.opts.resourceName ?? 'toolgate',
   });
   for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'])
     app.get(path, { schema: { hide: true } }, async (_request, reply) => {

@@ -30,6 +30,8 @@ export interface OAuthOptions {
   onError?: (err: unknown, message: string) => void;
   /** Seconds; at most 3600 (default). */
   accessTokenTtl?: number;
+  /** The protected resource's name for people (its metadata's `resource_name`): the brand's. */
+  resourceName?: string;
   /** Seconds; 30 days by default. */
   refreshTokenTtl?: number;
   fetch?: ProviderOptions['fetch'];

@@ -3,7 +3,9 @@
  * API reference, rendered on the server from the OpenAPI document /openapi.json serves (the
  * operator's own admin API left out).
  */
+
 import type { FastifyInstance } from 'fastify';
+import { brandSlug } from '../../domain/brand.js';
 import { accountPage, type ConsolePageDeps } from '../context.js';
 
 export interface Operation {
@@ -40,15 +42,17 @@ export async function connectPage(app: FastifyInstance, deps: ConsolePageDeps): 
   accountPage(app, deps, { path: 'connect', current: 'Connect', template: 'connect' }, () => {
     const base = deps.service.publicUrl();
     const mcpUrl = `${base}/mcp`;
+    // The server's entry in the customer's client config is named after the brand.
+    const entry = brandSlug(deps.brand.name);
     const cursor = JSON.stringify(
-      { mcpServers: { toolgate: { url: mcpUrl, headers: { Authorization: 'Bearer <your API key>' } } } },
+      { mcpServers: { [entry]: { url: mcpUrl, headers: { Authorization: 'Bearer <your API key>' } } } },
       null,
       2,
     );
     return {
       base,
       mcpUrl,
-      claudeCode: `claude mcp add --transport http toolgate ${mcpUrl} --header "Authorization: Bearer <your API key>"`,
+      claudeCode: `claude mcp add --transport http ${entry} ${mcpUrl} --header "Authorization: Bearer <your API key>"`,
       cursor,
       operations: operations(deps.openapi()),
     };
