@@ -11,8 +11,12 @@ const ROOT = join(import.meta.dirname, '..');
 const DOCS = [
   'README.md',
   'bench/README.md',
+  'docs/admin-api.md',
   'docs/api.md',
+  'docs/console.md',
+  'docs/mcp.md',
   'docs/operations.md',
+  'docs/payments.md',
   'docs/performance.md',
   'docs/security.md',
 ];

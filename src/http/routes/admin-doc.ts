@@ -35,7 +35,7 @@ export const doc = <S extends object>(operationId: string, summary: string, extr
   tags: ['admin'],
   summary,
   security: [{ adminToken: [] }],
-  // Successes as the use cases shape them (docs/api.md), serialised as JSON.stringify would.
+  // Successes as the use cases shape them (docs/admin-api.md), serialised as JSON.stringify would.
   response: { '2xx': Type.Unknown(), '4xx': ErrorBodySchema, '5xx': ErrorBodySchema },
   ...extra,
 });

@@ -16,7 +16,7 @@ const ROOT = {
     'POST /api/v1/tools/<tool> with Authorization: Bearer <API key>; the same tools over MCP at POST /mcp',
   openapi: '/openapi.json',
   health: '/healthz',
-  docs: 'docs/api.md (the HTTP contract) and docs/operations.md (running toolgate) in the toolgate distribution',
+  docs: 'docs/api.md (the tools API), docs/admin-api.md (the admin API) and docs/operations.md (running toolgate) in the toolgate distribution',
 } as const;
 
 // The probes take no credentials (a load balancer calls them), and answer 200 or 503.
