@@ -43,6 +43,8 @@ export function registerPlans(program: Command): void {
       'tokens granted for each paid invoice of its subscription (none: no grant)',
       periodTokens,
     )
+    .option('--name <name>', 'what customers see instead of the id (the console); "" for none')
+    .option('--description <text>', 'a line customers read about the plan; "" for none')
     .option('--json', JSON_HELP)
     .action(async (id: string, limits: string[], opts: PlanSetOptions) => {
       const settings: PlanSettings = {
@@ -50,6 +52,8 @@ export function registerPlans(program: Command): void {
         subscription: opts.subscription === 'none' ? null : opts.subscription,
         stripePrice: opts.stripePrice === 'none' ? null : opts.stripePrice,
         periodTokens: opts.periodTokens === 'none' ? null : opts.periodTokens,
+        name: opts.name,
+        description: opts.description,
       };
       const plan = await withAdmin(opts, (a) => a.plans.set(id, limits, settings));
       emit(opts, plan, () => `Saved plan ${plan.id}.\n\n${plansTable([plan])}${saleLine(plan)}`);
@@ -61,6 +65,8 @@ type PlanSetOptions = JsonOption & {
   subscription?: 'monthly' | 'none';
   stripePrice?: string;
   periodTokens?: number | 'none';
+  name?: string;
+  description?: string;
 };
 
 /** A whole number of tokens, or none. */

@@ -154,6 +154,8 @@ function remotePlans({ call, data }: Wire): Admin['plans'] {
           subscription: keep(settings.subscription, existing?.subscription ?? null),
           stripe_price: keep(settings.stripePrice, existing?.stripe_price ?? null),
           period_tokens: keep(settings.periodTokens, existing?.period_tokens ?? null),
+          name: keep(settings.name, existing?.name ?? null),
+          description: keep(settings.description, existing?.description ?? null),
         },
       });
     },

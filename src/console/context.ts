@@ -19,6 +19,7 @@ import type { BillingService, TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
 import type { KeyService } from '../service/keys.js';
 import type { PaymentService } from '../service/payments.js';
+import type { PlanService } from '../service/plans.js';
 import type { UserService } from '../service/users.js';
 import type { Reads } from '../store/cached-reads.js';
 import type { Membership, SignedIn } from './identity.js';
@@ -32,6 +33,7 @@ export interface ConsoleUses {
   users: Pick<UserService, 'list'>;
   billing: Pick<BillingService, 'billing' | 'usage'>;
   payments: Pick<PaymentService, 'offers' | 'checkout' | 'portal' | 'pageOrigins'>;
+  plans: Pick<PlanService, 'get'>;
   reads: Pick<Reads, 'getSnapshot'>;
   clock: Clock;
   /** The `get_account` answer as JSON, as the tools API gives it. */
@@ -237,6 +239,17 @@ export async function renderPlainPage(
 ): Promise<FastifyReply> {
   const html = await reply.viewAsync(template, { nav: [], email: null, csrf: csrfToken(reply), ...data });
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
+}
+
+/** A plan as customers see it: its display name, else its id; and its description. */
+export async function planLabel(
+  deps: Pick<ConsolePageDeps, 'uses'>,
+  planId: string,
+): Promise<{ name: string; description: string | null }> {
+  const plan = await deps.uses.plans.get(planId);
+  return plan.ok
+    ? { name: plan.value.name ?? plan.value.id, description: plan.value.description }
+    : { name: planId, description: null };
 }
 
 /** Errors and unknown paths as pages, not the API's JSON. */

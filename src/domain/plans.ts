@@ -33,6 +33,9 @@ export interface Plan {
   stripePrice?: string | null;
   /** Tokens granted for each paid period of its subscription (each invoice paid); absent: none. */
   periodTokens?: number | null;
+  /** What customers see instead of the id; absent: the id. */
+  name?: string | null;
+  description?: string | null;
 }
 
 export interface MeterSlot {

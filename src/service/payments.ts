@@ -37,7 +37,15 @@ export interface TopupView {
 
 /** What an account may buy, as its Billing page shows it. */
 export interface Offers {
-  plans: { id: string; price: PriceView; period_tokens: number | null; current: boolean }[];
+  plans: {
+    id: string;
+    /** What customers see: the display name, else the id. */
+    name: string;
+    description: string | null;
+    price: PriceView;
+    period_tokens: number | null;
+    current: boolean;
+  }[];
   topups: { id: string; tokens: number; price: PriceView }[];
   /** Whether the account has a Stripe customer (the portal can open). */
   customer: boolean;
@@ -210,7 +218,16 @@ export class PaymentService {
       plans: plans.flatMap((p, i) => {
         const pv = planPrices[i];
         return pv
-          ? [{ id: p.id, price: pv, period_tokens: p.periodTokens ?? null, current: p.id === account.planId }]
+          ? [
+              {
+                id: p.id,
+                name: p.name ?? p.id,
+                description: p.description ?? null,
+                price: pv,
+                period_tokens: p.periodTokens ?? null,
+                current: p.id === account.planId,
+              },
+            ]
           : [];
       }),
       topups: topups.flatMap((t, i) => {

@@ -29,6 +29,9 @@ export interface PlanView {
   stripe_price: string | null;
   /** Tokens granted for each paid invoice of its subscription; null: none. */
   period_tokens: number | null;
+  /** What customers see instead of the id; null: the id. */
+  name: string | null;
+  description: string | null;
 }
 
 const planView = (p: Plan): PlanView => ({
@@ -38,7 +41,34 @@ const planView = (p: Plan): PlanView => ({
   subscription: p.subscription ?? null,
   stripe_price: p.stripePrice ?? null,
   period_tokens: p.periodTokens ?? null,
+  name: p.name ?? null,
+  description: p.description ?? null,
 });
+
+/** Text customers read (a name, a description): trimmed, of printable characters, not too long; '' or null is none. */
+function checkText(value: unknown, member: string, max: number): Result<string | null> {
+  if (value === null || value === undefined) return ok(null);
+  if (typeof value !== 'string') return fail('invalid_arguments', `${member} must be a string or null.`);
+  const text = value.trim();
+  if (text === '') return ok(null);
+  if (text.length > max) return fail('invalid_arguments', `${member} must be at most ${max} characters.`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(text))
+    return fail('invalid_arguments', `${member} must not hold control characters.`);
+  return ok(text);
+}
+
+/** A plan's display name (at most 60) and description (at most 300). */
+function checkLabels(
+  name: unknown,
+  description: unknown,
+): Result<{ name: string | null; description: string | null }> {
+  const n = checkText(name, 'name', 60);
+  if (!n.ok) return n;
+  const d = checkText(description, 'description', 300);
+  if (!d.ok) return d;
+  return ok({ name: n.value, description: d.value });
+}
 
 /** What `plans set` may change besides the limits; what is left out stays as the plan has it. */
 export interface PlanSettings {
@@ -47,6 +77,9 @@ export interface PlanSettings {
   /** null: no longer for sale. */
   stripePrice?: string | null | undefined;
   periodTokens?: number | null | undefined;
+  /** null or '': none (customers see the id). */
+  name?: string | null | undefined;
+  description?: string | null | undefined;
 }
 
 /** `monthly`, or null/absent for none; anything else is refused before it reaches the store. */
@@ -95,9 +128,15 @@ export class PlanService {
       settings.stripePrice !== undefined && settings.stripePrice !== existing?.stripePrice,
     );
     if (!sale.ok) return sale;
+    const labels = checkLabels(
+      settings.name === undefined ? (existing?.name ?? null) : settings.name,
+      settings.description === undefined ? (existing?.description ?? null) : settings.description,
+    );
+    if (!labels.ok) return labels;
     return this.save(
       {
         id,
+        ...labels.value,
         unlimited: unlimited ?? existing?.unlimited ?? false,
         limits: limits.value,
         subscription: subscription === undefined ? (existing?.subscription ?? null) : checked.value,
@@ -134,6 +173,8 @@ export class PlanService {
       subscription?: unknown;
       stripe_price?: unknown;
       period_tokens?: unknown;
+      name?: unknown;
+      description?: unknown;
     },
     by?: AuditContext,
   ): Promise<Result<PlanView>> {
@@ -154,9 +195,12 @@ export class PlanService {
       (body.stripe_price ?? null) !== (existing?.stripePrice ?? null),
     );
     if (!sale.ok) return sale;
+    const labels = checkLabels(body.name, body.description);
+    if (!labels.ok) return labels;
     return this.save(
       {
         id,
+        ...labels.value,
         unlimited: body.unlimited ?? false,
         limits: limits.value as PlanLimits,
         subscription: subscription.value,
@@ -174,6 +218,8 @@ export class PlanService {
       subscription: plan.subscription,
       stripe_price: plan.stripe_price,
       period_tokens: plan.period_tokens,
+      name: plan.name,
+      description: plan.description,
     });
     await this.deps.store.plans.put(
       {
@@ -183,6 +229,8 @@ export class PlanService {
         subscription: plan.subscription,
         stripePrice: plan.stripe_price,
         periodTokens: plan.period_tokens,
+        name: plan.name,
+        description: plan.description,
       },
       now(this.deps),
       audit,

@@ -20,6 +20,8 @@ export interface PlanRow {
   subscription?: string | null;
   stripe_price?: string | null;
   period_tokens?: number | string | null;
+  name?: string | null;
+  description?: string | null;
 }
 export interface AccountRow {
   id: string;
@@ -114,6 +116,8 @@ export function toPlan(r: PlanRow): Plan {
   if (r.subscription === 'monthly') plan.subscription = 'monthly';
   if (r.stripe_price) plan.stripePrice = r.stripe_price;
   if (r.period_tokens !== null && r.period_tokens !== undefined) plan.periodTokens = Number(r.period_tokens);
+  if (r.name) plan.name = r.name;
+  if (r.description) plan.description = r.description;
   return plan;
 }
 

@@ -129,6 +129,8 @@ describe('toolgate plans', () => {
       subscription: null,
       stripe_price: null,
       period_tokens: null,
+      name: null,
+      description: null,
     });
     const changed = await t.json('plans', 'set', 'tiny', 'search.records.5h=5', '--unlimited');
     expect(changed.unlimited).toBe(true);

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Brand } from '../../src/domain/brand.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import type { PaymentDeps } from '../../src/service/context.js';
@@ -39,6 +40,8 @@ export interface ConsoleAppOptions {
   trustProxy?: boolean;
   /** Payments on, through this provider (a local Stripe-compatible server's). */
   payments?: PaymentDeps;
+  /** The operator's brand (TOOLGATE_BRAND_*). */
+  brand?: Brand;
 }
 
 async function openStore(backend: Backend): Promise<{ store: Store; reads: any; drop: () => Promise<void> }> {
@@ -73,6 +76,7 @@ export async function consoleApp(backend: Backend, opts: ConsoleAppOptions = {})
     services,
     adminToken: ADMIN_TOKEN,
     ...(opts.trustProxy ? { trustProxy: true } : {}),
+    ...(opts.brand ? { brand: opts.brand } : {}),
     console: {
       // The port is known once the app listens; links are made after that.
       publicUrl: () => opts.publicUrl ?? url,

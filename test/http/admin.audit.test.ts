@@ -152,7 +152,15 @@ describe('admin API, audit trail', () => {
       action: 'plan.put',
       account_id: null,
       target_id: 'tiny',
-      details: { unlimited: false, limits, subscription: null, stripe_price: null, period_tokens: null },
+      details: {
+        unlimited: false,
+        limits,
+        subscription: null,
+        stripe_price: null,
+        period_tokens: null,
+        name: null,
+        description: null,
+      },
     });
 
     // Closing revokes every key in the same step: still one action, one entry.

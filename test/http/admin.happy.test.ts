@@ -206,6 +206,8 @@ describe('admin API, happy paths', () => {
       subscription: null,
       stripe_price: null,
       period_tokens: null,
+      name: null,
+      description: null,
     });
     const { id } = await createAccount({ name: 'T', plan: 'tiny' });
     expect((await api.get(`/accounts/${id}`)).json().fair_use.search.requests['5h'].limit).toBe(6);

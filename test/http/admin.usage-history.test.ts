@@ -208,6 +208,8 @@ describe('admin plans as subscriptions', () => {
       subscription: 'monthly',
       stripe_price: null,
       period_tokens: null,
+      name: null,
+      description: null,
     });
     expect((await plan('tiny')).subscription).toBe('monthly');
 
@@ -219,6 +221,8 @@ describe('admin plans as subscriptions', () => {
       subscription: null,
       stripe_price: null,
       period_tokens: null,
+      name: null,
+      description: null,
     });
     expect((await plan('tiny')).subscription).toBeNull();
 

@@ -17,6 +17,7 @@ import {
   type ConsolePageDeps,
   notFound,
   PageError,
+  planLabel,
   renderAccountPage,
 } from '../context.js';
 
@@ -56,7 +57,14 @@ async function billingView(
     reply,
     'Billing',
     'billing',
-    { billing, costs, offers: offers.ok ? offers.value : null, returned, error },
+    {
+      billing,
+      plan: await planLabel(deps, billing.plan),
+      costs,
+      offers: offers.ok ? offers.value : null,
+      returned,
+      error,
+    },
     status,
   );
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { GetAccountResponse } from '../../service/views.js';
-import { accountPage, type ConsolePageDeps, notFound } from '../context.js';
+import { accountPage, type ConsolePageDeps, notFound, planLabel } from '../context.js';
 
 interface WindowRow {
   category: string;
@@ -50,6 +50,10 @@ export async function overviewPage(app: FastifyInstance, deps: ConsolePageDeps):
     const json = await deps.uses.accountViewJson(accountId);
     if (json === undefined) throw notFound();
     const { results } = JSON.parse(json) as GetAccountResponse;
-    return { account: results, windows: windowRows(results.fair_use) };
+    return {
+      account: results,
+      plan: await planLabel(deps, results.plan),
+      windows: windowRows(results.fair_use),
+    };
   });
 }

@@ -26,6 +26,9 @@ export function adminPlanRoutes(app: AdminApp, s: Services): void {
             // The recurring Stripe price that sells it (checked with Stripe); null: not for sale.
             stripe_price: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
             period_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+            // What customers see instead of the id (the console); null: the id.
+            name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+            description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
           },
           strict,
         ),

@@ -16,7 +16,7 @@ export class PgPlans implements PlanStore {
     return guard(async () =>
       (
         await this.t.all<PlanRow>(
-          'SELECT id, unlimited, limits::text AS limits, subscription, stripe_price, period_tokens FROM plans ORDER BY id',
+          'SELECT id, unlimited, limits::text AS limits, subscription, stripe_price, period_tokens, name, description FROM plans ORDER BY id',
         )
       ).map(toPlan),
     );
@@ -25,7 +25,7 @@ export class PgPlans implements PlanStore {
   async get(id: string): Promise<Plan | undefined> {
     const row = await guard(() =>
       this.t.one<PlanRow>(
-        'SELECT id, unlimited, limits::text AS limits, subscription, stripe_price, period_tokens FROM plans WHERE id = $1',
+        'SELECT id, unlimited, limits::text AS limits, subscription, stripe_price, period_tokens, name, description FROM plans WHERE id = $1',
         [id],
       ),
     );

@@ -52,11 +52,12 @@ export function migrate(
 
 export async function insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable): Promise<void> {
   await db.query(
-    `INSERT INTO plans (id, unlimited, limits, subscription, stripe_price, period_tokens, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $6, $7, $5, $5)
+    `INSERT INTO plans (id, unlimited, limits, subscription, stripe_price, period_tokens, name, description, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $6, $7, $8, $9, $5, $5)
      ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
        subscription = excluded.subscription, stripe_price = excluded.stripe_price,
-       period_tokens = excluded.period_tokens, updated_at = excluded.updated_at`,
+       period_tokens = excluded.period_tokens, name = excluded.name, description = excluded.description,
+       updated_at = excluded.updated_at`,
     [
       plan.id,
       plan.unlimited,
@@ -65,6 +66,8 @@ export async function insertPlan(plan: Plan, now: EpochSeconds, db: PgQueryable)
       now,
       plan.stripePrice ?? null,
       plan.periodTokens ?? null,
+      plan.name ?? null,
+      plan.description ?? null,
     ],
   );
 }

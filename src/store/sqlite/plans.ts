@@ -16,7 +16,7 @@ export class SqlitePlans implements PlanStore {
       (
         this.x
           .sql(
-            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens FROM plans ORDER BY id',
+            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens, name, description FROM plans ORDER BY id',
           )
           .all() as PlanRow[]
       ).map(toPlan),
@@ -28,7 +28,7 @@ export class SqlitePlans implements PlanStore {
       () =>
         this.x
           .sql(
-            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens FROM plans WHERE id = ?',
+            'SELECT id, unlimited, limits, subscription, stripe_price, period_tokens, name, description FROM plans WHERE id = ?',
           )
           .get(id) as PlanRow | undefined,
     );

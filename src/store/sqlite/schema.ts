@@ -41,11 +41,12 @@ export function migrate(
 
 export function insertPlan(x: SqliteExecutor, plan: Plan, now: EpochSeconds): void {
   x.sql(
-    `INSERT INTO plans (id, unlimited, limits, subscription, stripe_price, period_tokens, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO plans (id, unlimited, limits, subscription, stripe_price, period_tokens, name, description, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET unlimited = excluded.unlimited, limits = excluded.limits,
        subscription = excluded.subscription, stripe_price = excluded.stripe_price,
-       period_tokens = excluded.period_tokens, updated_at = excluded.updated_at`,
+       period_tokens = excluded.period_tokens, name = excluded.name, description = excluded.description,
+       updated_at = excluded.updated_at`,
   ).run(
     plan.id,
     plan.unlimited ? 1 : 0,
@@ -53,6 +54,8 @@ export function insertPlan(x: SqliteExecutor, plan: Plan, now: EpochSeconds): vo
     plan.subscription ?? null,
     plan.stripePrice ?? null,
     plan.periodTokens ?? null,
+    plan.name ?? null,
+    plan.description ?? null,
     now,
     now,
   );
