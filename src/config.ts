@@ -10,6 +10,7 @@ import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
 import { normalOrigin } from './domain/origins.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogFormat = 'pretty' | 'json';
 
 /** The variables toolgate reads (every one optional, a string), as JSON Schema: checked by ajv. */
 const ENV_PROPERTIES = {
@@ -49,6 +50,7 @@ const ENV_PROPERTIES = {
   TOOLGATE_STRIPE_FALLBACK_PLAN: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
   TOOLGATE_STRIPE_UNPAID: { type: 'string', enum: ['fallback', 'suspend'] },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
+  TOOLGATE_LOG_FORMAT: { type: 'string', enum: ['pretty', 'json'] },
   NODE_ENV: { type: 'string' },
 } as const;
 const checkEnv = new Ajv({ allErrors: true, strict: true }).compile({
@@ -116,6 +118,8 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_STRIPE_UNPAID:
     'must be fallback (an unpaid subscription moves its account to the fallback plan; the default) or suspend',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
+  TOOLGATE_LOG_FORMAT:
+    'must be pretty (readable lines; the default on a terminal outside production) or json (one object per line; the default otherwise)',
   NODE_ENV: 'must be a string',
 };
 
@@ -247,6 +251,8 @@ export interface Config {
   /** Money through Stripe (TOOLGATE_STRIPE_*); undefined without a secret key: payments are off. */
   payments: PaymentsConfig | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** TOOLGATE_LOG_FORMAT, or pretty when standard output is a terminal outside production. */
+  logFormat: LogFormat;
   production: boolean;
 }
 
@@ -297,7 +303,11 @@ function checkSecrets(picked: Record<string, string>, problems: Map<string, stri
     );
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** `terminal`: whether standard output is a terminal (pretty logs by default there, outside production). */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  terminal = process.stdout.isTTY === true,
+): Config {
   // Only our variables, and an empty value counts as unset.
   const picked: Record<string, string> = {};
   for (const name of Object.keys(HINTS)) {
@@ -372,6 +382,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     payments: paymentsConfig(e),
     logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat:
+      (e.TOOLGATE_LOG_FORMAT as LogFormat | undefined) ??
+      (terminal && e.NODE_ENV !== 'production' ? 'pretty' : 'json'),
     production: e.NODE_ENV === 'production',
   };
 }
