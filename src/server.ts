@@ -175,7 +175,7 @@ function composeUseCases(
 function consoleOffReason(config: Config): string | undefined {
   if (!config.console.enabled) return 'TOOLGATE_CONSOLE=off';
   if (config.database.kind === 'postgres' && config.publicUrl === undefined)
-    return 'on PostgreSQL they need TOOLGATE_PUBLIC_URL, the one address every server is reached at (for example https://tools.example.com)';
+    return 'TOOLGATE_PUBLIC_URL is not set, and on PostgreSQL it must name the one address every server is reached at (for example https://tools.example.com)';
   return undefined;
 }
 

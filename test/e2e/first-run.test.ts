@@ -136,11 +136,11 @@ async function trials(fresh: () => Promise<Trial>): Promise<{ accounts: number[]
       // No TOOLGATE_PUBLIC_URL on PostgreSQL: the guide says why the console is off, every server warns.
       for (const s of printing)
         expect(guideOf(s.stdout())).toContain(
-          'Console:    off: on PostgreSQL they need TOOLGATE_PUBLIC_URL, the one address every server is reached at (for example https://tools.example.com)',
+          'Console:    off: TOOLGATE_PUBLIC_URL is not set, and on PostgreSQL it must name the one address every server is reached at (for example https://tools.example.com)',
         );
       for (const s of servers)
         expect(s.stdout()).toContain(
-          '"msg":"the console and OAuth are off: on PostgreSQL they need TOOLGATE_PUBLIC_URL',
+          '"msg":"the console and OAuth are off: TOOLGATE_PUBLIC_URL is not set, and on PostgreSQL it must name',
         );
     } finally {
       await Promise.all(servers.map((s) => s.stop()));

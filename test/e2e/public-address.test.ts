@@ -121,7 +121,7 @@ describe.skipIf(!available)('a server on PostgreSQL without TOOLGATE_PUBLIC_URL'
       expect(lines).toContainEqual(
         expect.objectContaining({
           level: 40,
-          msg: 'the console and OAuth are off: on PostgreSQL they need TOOLGATE_PUBLIC_URL, the one address every server is reached at (for example https://tools.example.com)',
+          msg: 'the console and OAuth are off: TOOLGATE_PUBLIC_URL is not set, and on PostgreSQL it must name the one address every server is reached at (for example https://tools.example.com)',
         }),
       );
       expect(lines.find((l) => l.msg === 'toolgate listening')).toMatchObject({
