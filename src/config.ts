@@ -10,6 +10,7 @@ import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
 import { normalOrigin } from './domain/origins.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogFormat = 'pretty' | 'json';
 
 /** The variables toolgate reads (every one optional, a string), as JSON Schema: checked by ajv. */
 const ENV_PROPERTIES = {
@@ -61,6 +62,7 @@ const ENV_PROPERTIES = {
     pattern: '^([^\\s@<>]+@[^\\s@<>]+\\.[^\\s@<>]+|https://[^\\s<>"]+)$',
   },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
+  TOOLGATE_LOG_FORMAT: { type: 'string', enum: ['pretty', 'json'] },
   NODE_ENV: { type: 'string' },
 } as const;
 const checkEnv = new Ajv({ allErrors: true, strict: true }).compile({
@@ -133,6 +135,8 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_BRAND_COLOR: 'must be an accent colour as #rrggbb, for example #0f766e',
   TOOLGATE_BRAND_SUPPORT: 'must be an email address or an https:// URL where customers get help',
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
+  TOOLGATE_LOG_FORMAT:
+    'must be pretty (readable lines; the default on a terminal outside production) or json (one object per line; the default otherwise)',
   NODE_ENV: 'must be a string',
 };
 
@@ -266,6 +270,8 @@ export interface Config {
   /** Money through Stripe (TOOLGATE_STRIPE_*); undefined without a secret key: payments are off. */
   payments: PaymentsConfig | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** TOOLGATE_LOG_FORMAT, or pretty when standard output is a terminal outside production. */
+  logFormat: LogFormat;
   production: boolean;
 }
 
@@ -316,7 +322,11 @@ function checkSecrets(picked: Record<string, string>, problems: Map<string, stri
     );
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** `terminal`: whether standard output is a terminal (pretty logs by default there, outside production). */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  terminal = process.stdout.isTTY === true,
+): Config {
   // Only our variables, and an empty value counts as unset.
   const picked: Record<string, string> = {};
   for (const name of Object.keys(HINTS)) {
@@ -397,6 +407,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       support: e.TOOLGATE_BRAND_SUPPORT ?? null,
     },
     logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat:
+      (e.TOOLGATE_LOG_FORMAT as LogFormat | undefined) ??
+      (terminal && e.NODE_ENV !== 'production' ? 'pretty' : 'json'),
     production: e.NODE_ENV === 'production',
   };
 }

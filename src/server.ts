@@ -19,13 +19,13 @@ import type { ConsoleSettings } from './console/index.js';
 import type { Brand } from './domain/brand.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
+import { firstRun } from './first-run.js';
 import { resolveKeySecrets } from './key-secret.js';
-import { createLogger } from './logger.js';
+import { processLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
 import { connectedApps } from './oauth/connected-apps.js';
 import { OAuthServer } from './oauth/server.js';
 import { openPayments } from './payments/open.js';
-import { actingAs } from './service/audit.js';
 import { createServices, type Services } from './service/index.js';
 import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
@@ -44,8 +44,11 @@ export interface Running {
 }
 
 export async function startServer(config: Config): Promise<Running> {
-  const logger = createLogger(config.logLevel);
+  const logger = await processLogger(config.logLevel, config.logFormat);
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
+  const consoleOff = consoleOffReason(config);
+  if (consoleOff && config.console.enabled) logger.warn(`the console and OAuth are off: ${consoleOff}`);
+  const consoleOn = consoleOff === undefined;
   // The key secret first: a start that cannot read or make it says so before the database is touched.
   const keySecrets = resolveKeySecrets(config);
   const brand = brandOf(config);
@@ -55,8 +58,8 @@ export async function startServer(config: Config): Promise<Running> {
   // server listens on (known once it does).
   let listening = '';
   const publicUrl = () => config.publicUrl ?? listening;
-  const { oauth, services } = composeUseCases(config, keySecrets, parts, logger, publicUrl);
-  const consoleSettings = config.console.enabled
+  const { oauth, services } = composeUseCases(config, consoleOn, keySecrets, parts, logger, publicUrl);
+  const consoleSettings = consoleOn
     ? await consoleSettingsOf(config, services, logger, publicUrl)
     : undefined;
   const app = await buildApp({
@@ -91,7 +94,15 @@ export async function startServer(config: Config): Promise<Running> {
   const url = `http://${hostPort(config.host, port)}`;
   listening = reachableUrl(config.host, port);
   oauth?.start();
-  if (!config.production) await createDemoAccount(services, listening);
+  if (!config.production) {
+    const guide = await firstRun(services, config, {
+      apiUrl: listening,
+      consoleUrl: consoleOn ? publicUrl() : undefined,
+      consoleOff,
+    });
+    // For the person at the terminal, never the logs: the key and the link are shown only here.
+    if (guide) process.stdout.write(guide);
+  }
   announce(logger, config, {
     url,
     publicUrl: publicUrl(),
@@ -118,6 +129,7 @@ export async function startServer(config: Config): Promise<Running> {
  */
 function composeUseCases(
   config: Config,
+  consoleOn: boolean,
   keySecrets: readonly string[],
   parts: Parts,
   logger: Logger,
@@ -125,7 +137,7 @@ function composeUseCases(
 ) {
   const { store, catalogue } = parts;
   const [keySecret = '', ...previousKeySecrets] = keySecrets;
-  const oauth = config.console.enabled
+  const oauth = consoleOn
     ? new OAuthServer({
         store,
         reads: parts.reads,
@@ -158,6 +170,18 @@ function composeUseCases(
     oauth?.bearer,
   );
   return { oauth, services };
+}
+
+/**
+ * Why the console (and OAuth, whose consent is the console's) is off, or undefined when it is on.
+ * Servers sharing a PostgreSQL database are one deployment: OAuth's issuer and the sign-in links
+ * must name the one address all of them are reached at, which no server can guess from its own.
+ */
+function consoleOffReason(config: Config): string | undefined {
+  if (!config.console.enabled) return 'TOOLGATE_CONSOLE=off';
+  if (config.database.kind === 'postgres' && config.publicUrl === undefined)
+    return 'TOOLGATE_PUBLIC_URL is not set, and on PostgreSQL it must name the one address every server is reached at (for example https://tools.example.com)';
+  return undefined;
 }
 
 /** The one line that says what this server serves, and where. */
@@ -358,36 +382,4 @@ export function reachableUrl(host: string, port: number): string {
   if (host === '0.0.0.0') return `http://127.0.0.1:${port}`;
   if (host === '::' || host === '[::]') return `http://[::1]:${port}`;
   return `http://${hostPort(host, port)}`;
-}
-
-/**
- * On an empty database (not in production): one demo account and key, printed once with a curl
- * line. Of servers starting together on an empty database, one creates it: the account is made
- * only while the database has none, decided in the transaction that inserts it.
- */
-async function createDemoAccount(services: Services, url: string): Promise<void> {
-  const system = actingAs('system:first-run');
-  const account = await services.accounts.createFirst(
-    { name: 'Demo account', plan: 'free', tokens: 1000 },
-    system,
-  );
-  if (account === undefined) return;
-  if (!account.ok) throw new Error(account.error.message);
-  const key = await services.keys.create(account.value.id, 'demo', system);
-  if (!key.ok) throw new Error(key.error.message);
-  process.stdout.write(
-    [
-      '',
-      `toolgate: created a demo account (${account.value.id}) with this API key; it is shown only now:`,
-      '',
-      `  ${key.value.key}`,
-      '',
-      'Try it:',
-      '',
-      `  curl -s -X POST ${url}/api/v1/tools/get_account \\`,
-      `    -H 'Authorization: Bearer ${key.value.key}' -H 'Content-Type: application/json' -d '{}'`,
-      '',
-      '',
-    ].join('\n'),
-  );
 }

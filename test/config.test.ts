@@ -17,6 +17,19 @@ describe('configuration', () => {
     expect(c.database).toMatchObject({ kind: 'sqlite' });
   });
 
+  it('logs pretty by default on a terminal outside production, JSON otherwise, or as TOOLGATE_LOG_FORMAT says', () => {
+    expect(loadConfig({}, true).logFormat).toBe('pretty');
+    expect(loadConfig({}, false).logFormat).toBe('json');
+    expect(loadConfig({ NODE_ENV: 'production' }, true).logFormat).toBe('json');
+    expect(loadConfig({ TOOLGATE_LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+    expect(loadConfig({ TOOLGATE_LOG_FORMAT: 'pretty', NODE_ENV: 'production' }, false).logFormat).toBe(
+      'pretty',
+    );
+    expect(() => loadConfig({ TOOLGATE_LOG_FORMAT: 'text' })).toThrow(
+      /TOOLGATE_LOG_FORMAT must be pretty .* or json .* \(got "text"\)/,
+    );
+  });
+
   it('reads the usage retention and the upstream connections, and refuses what is not a count', () => {
     const c = loadConfig({ TOOLGATE_USAGE_RETENTION_DAYS: '30', TOOLGATE_UPSTREAM_CONNECTIONS: '16' });
     expect(c).toMatchObject({ usageRetentionDays: 30, upstreamConnections: 16 });

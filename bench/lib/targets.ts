@@ -156,6 +156,8 @@ async function startToolgate(
         HOST: '127.0.0.1',
         PORT: String(port),
         TOOLGATE_ADMIN_TOKEN: adminToken,
+        // On PostgreSQL the console and OAuth are on only with a public address to name.
+        TOOLGATE_PUBLIC_URL: url,
         // The alerts scenario's endpoint is a loopback address that is never sent to.
         TOOLGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
         // TOOLGATE_RATE_LIMIT is not set: toolgate's default per-key limit (100/s) is in play, and the

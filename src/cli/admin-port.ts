@@ -193,6 +193,12 @@ async function consoleLinks(s: Services) {
     import('../service/console.js'),
   ]);
   const config = loadConfig();
+  // As on the servers: on PostgreSQL a link could name one server of several, whose console is off.
+  if (config.database.kind === 'postgres' && config.publicUrl === undefined)
+    throw new CliError(
+      'invalid_configuration',
+      'On PostgreSQL the console needs TOOLGATE_PUBLIC_URL, the one address every server is reached at: set it as on the servers.',
+    );
   const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
   return s.console({
     publicUrl: () => publicUrl,

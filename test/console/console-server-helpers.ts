@@ -52,6 +52,8 @@ export async function startConsoleServer(
   const server = await startServer({
     ...database,
     PORT: String(port),
+    // On PostgreSQL the console is on only with one public address (TOOLGATE_PUBLIC_URL) to name.
+    ...(backend === 'postgres' ? { TOOLGATE_PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
     TOOLGATE_ADMIN_TOKEN: E2E_ADMIN_TOKEN,
     TOOLGATE_SMTP_URL: smtpUrl,
     TOOLGATE_SMTP_FROM: 'toolgate <console@toolgate.test>',

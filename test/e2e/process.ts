@@ -56,7 +56,10 @@ export function startServer(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 15_000);
     const check = () => {
-      const m = /"url":"(http:[^"]+)".*"msg":"toolgate listening"/.exec(out);
+      // A JSON line, or pretty lines (TOOLGATE_LOG_FORMAT=pretty): the message, then its fields.
+      const m =
+        /"url":"(http:[^"]+)".*"msg":"toolgate listening"/.exec(out) ??
+        /toolgate listening\n\s+url: "(http:[^"]+)"/.exec(out);
       if (!m) return;
       clearTimeout(timer);
       child.stdout?.off('data', check);

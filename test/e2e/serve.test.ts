@@ -30,6 +30,7 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
       plan: 'free',
       status: 'active',
       api_key_count: 1,
+      user_count: 1,
     });
     // The generated key secret is private to the owner.
     expect(statSync(join(dir, 'data', 'key-secret')).mode & 0o777).toBe(0o600);
@@ -47,13 +48,15 @@ describe('the server npm start runs (dist/main.js) as a real process', () => {
     const row = db.prepare("SELECT last_used_at FROM api_keys WHERE name = 'demo'").get() as {
       last_used_at: number | null;
     };
-    // The demo account and key are in the audit trail, as the first run's doing.
+    // The demo account, key, owner and sign-in link are in the audit trail, as the first run's doing.
     const audited = db.prepare('SELECT actor, action FROM audit_log ORDER BY id').all();
     db.close();
     expect(row.last_used_at).toEqual(expect.any(Number));
     expect(audited).toEqual([
       { actor: 'system:first-run', action: 'account.create' },
       { actor: 'system:first-run', action: 'key.create' },
+      { actor: 'system:first-run', action: 'user.add' },
+      { actor: 'system:first-run', action: 'console.link' },
     ]);
   });
 
