@@ -19,12 +19,14 @@ const subjectOf = (mail: SignInMail) =>
 const textOf = (mail: SignInMail) =>
   [
     mail.accountName
-      ? `You have been invited to the account "${mail.accountName}". Follow this link to sign in:`
+      ? `${mail.invitedBy ?? 'An owner'} invited you to the account "${mail.accountName}". Follow this link to sign in:`
       : 'Follow this link to sign in to the toolgate console:',
     '',
     mail.url,
     '',
-    'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
+    mail.accountName
+      ? 'The link works once, within 7 days. If you do not know who sent it, ignore this email.'
+      : 'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
   ].join('\n');
 
 /** nodemailer over `smtpUrl` (smtp:// or smtps://), loaded only when SMTP is configured. */
