@@ -9,7 +9,10 @@
 
 const KEY_PLACEHOLDER = '<your API key>';
 
-/** A name for the server in the agents' settings: the public host, made safe for every client. */
+/**
+ * A name for the server in the agents' settings: the public host, made safe for every client; a
+ * generic one for an address that names nothing (an IP address, localhost).
+ */
 export function mcpServerName(publicUrl: string): string {
   let host = '';
   try {
@@ -17,8 +20,8 @@ export function mcpServerName(publicUrl: string): string {
   } catch {
     // Not a URL: the generic name below.
   }
+  if (host === 'localhost' || host.startsWith('[') || /^[\d.]+$/.test(host)) host = '';
   const name = host
-    .replace(/^\[|\]$/g, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
