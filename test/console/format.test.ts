@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { mcpServerName, snippets } from '../../src/console/connect-snippets.js';
 import { formatDay, formatHour, formatTime } from '../../src/console/format.js';
-import { exampleArguments, exampleCall } from '../../src/console/pages/connect.js';
+import { exampleArguments, exampleCall, toolText } from '../../src/console/pages/connect.js';
 import { chosenDay, periodDays, periodOf } from '../../src/console/usage-model.js';
 
 describe('the console’s time formatter', () => {
@@ -45,6 +45,24 @@ describe('the Connect page’s examples', () => {
     expect(exampleArguments({ type: 'object', properties: {} })).toEqual({});
     // A quote in an example stays inside the shell's quotes.
     expect(exampleCall('https://t.example', 'x', { q: "it's" })).toContain(`-d '{"q":"it'\\''s"}'`);
+  });
+
+  it('says a tool’s summary and description once each', () => {
+    const metered = 'Metered: search; 0 tokens per call, 1 per record.';
+    expect(toolText('Find people.', `Find people.\n\n${metered}`)).toEqual({
+      summary: 'Find people.',
+      paragraphs: [metered],
+    });
+    expect(toolText('Find people.', `Find people.\nBy title, at most 100.\n\n${metered}`)).toEqual({
+      summary: 'Find people.',
+      paragraphs: ['By title, at most 100.', metered],
+    });
+    const long = 'x'.repeat(150);
+    expect(toolText(long.slice(0, 120), long)).toEqual({ summary: '', paragraphs: [long] });
+    expect(toolText('Details of the account', 'Returns the account.')).toEqual({
+      summary: 'Details of the account',
+      paragraphs: ['Returns the account.'],
+    });
   });
 
   it('names the server after the public host, and writes each client’s format', () => {

@@ -109,6 +109,28 @@ export function exampleCall(base: string, tool: string, args: Record<string, unk
   ].join('\n');
 }
 
+/**
+ * The summary and the description's paragraphs, nothing said twice: a catalogue tool's summary is
+ * its description's first line (cut at 120 characters), which the description then repeats.
+ */
+export function toolText(summary: string, description: string): { summary: string; paragraphs: string[] } {
+  const paragraphs = description
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  const first = paragraphs[0];
+  if (summary === '' || first === undefined || !first.startsWith(summary)) return { summary, paragraphs };
+  const rest = first.slice(summary.length);
+  // The summary is the whole first line: the paragraph goes on after it.
+  if (rest === '' || rest.startsWith('\n'))
+    return {
+      summary,
+      paragraphs: rest.trim() === '' ? paragraphs.slice(1) : [rest.trim(), ...paragraphs.slice(1)],
+    };
+  // The summary was cut: the paragraph says it all.
+  return { summary: '', paragraphs };
+}
+
 /** The tools of the document, each once, by name. */
 export function toolsOf(document: Record<string, unknown>, base: string): ToolEntry[] {
   const paths = (document.paths ?? {}) as Record<string, { post?: Operation } | undefined>;
@@ -117,16 +139,10 @@ export function toolsOf(document: Record<string, unknown>, base: string): ToolEn
     const op = paths[path]?.post;
     if (!path.startsWith(TOOL_PATH) || !op) continue;
     const name = path.slice(TOOL_PATH.length);
-    const summary = op.summary ?? '';
     const schema = op.requestBody?.content?.['application/json']?.schema ?? { type: 'object' };
-    const paragraphs = (op.description ?? '')
-      .split(/\n\s*\n/)
-      .map((p) => p.trim())
-      .filter((p) => p !== '' && p !== summary);
     tools.push({
       name,
-      summary,
-      paragraphs,
+      ...toolText(op.summary ?? '', op.description ?? ''),
       schema: JSON.stringify(schema, null, 2),
       example: exampleCall(base, name, exampleArguments(schema)),
     });
