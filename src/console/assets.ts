@@ -1,7 +1,7 @@
 /**
- * @module The console's few static files (its stylesheet and the copy button's script), served by
- * toolgate itself from an allow-list, read once: the console works with no internet, and under a
- * Content-Security-Policy of `default-src 'self'`.
+ * @module The console's few static files (its stylesheet, the copy button's script and its icon),
+ * served by toolgate itself from an allow-list, read once: the console works with no internet, and
+ * under a Content-Security-Policy of `default-src 'self'`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,6 +23,8 @@ export function consoleDir(sub: 'views' | 'assets'): string {
 const TYPES: Record<string, string> = {
   'console.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
+  // Named by every page's <link rel="icon">: browsers then never ask for a /favicon.ico that is not there.
+  'favicon.svg': 'image/svg+xml',
 };
 
 export async function assetRoutes(app: FastifyInstance): Promise<void> {

@@ -22,6 +22,7 @@ import type { PaymentService } from '../service/payments.js';
 import type { PlanService } from '../service/plans.js';
 import type { UserService } from '../service/users.js';
 import type { Reads } from '../store/cached-reads.js';
+import { FORMATTERS } from './format.js';
 import type { Membership, SignedIn } from './identity.js';
 import type { CookieIdentity } from './identity-impl.js';
 import type { Mailer } from './mailer.js';
@@ -31,7 +32,7 @@ import type { ConnectedApps, Consent } from './ports.js';
 export interface ConsoleUses {
   keys: Pick<KeyService, 'list' | 'create' | 'revoke'>;
   users: Pick<UserService, 'list'>;
-  billing: Pick<BillingService, 'billing' | 'usage'>;
+  billing: Pick<BillingService, 'billing' | 'days' | 'hours'>;
   payments: Pick<PaymentService, 'offers' | 'checkout' | 'portal' | 'pageOrigins'>;
   plans: Pick<PlanService, 'get'>;
   reads: Pick<Reads, 'getSnapshot'>;
@@ -93,11 +94,13 @@ export function accountOf(request: FastifyRequest): AccountContext {
   return ctx;
 }
 
-/** An error page's answer: 404 and the like, rendered. */
+/** An error page's answer: 404 and the like, rendered with its message (which says why). */
 export class PageError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    /** The page's heading; by default one for the status. */
+    readonly title?: string,
   ) {
     super(message);
   }
@@ -106,8 +109,19 @@ export class PageError extends Error {
 export const notFound = () => new PageError(404, 'There is no such page.');
 
 /**
+ * A member at an owner's page or action: told so, since they belong to the account and may ask an
+ * owner (another account's pages stay 404: those say nothing of what is there).
+ */
+export const ownersOnlyPage = (accountName: string) =>
+  new PageError(
+    403,
+    `This page is for the owners of ${accountName}: your role there is member. Ask an owner if you need something done here.`,
+    'For owners only',
+  );
+
+/**
  * Signed in (else to sign-in and back), a user of the URL's account (else 404), and an owner when
- * `ownersOnly` (else 404: a member is not told what an owner's page holds).
+ * `ownersOnly` (else 403, saying the page is for owners).
  */
 export function accountGuard(deps: ConsolePageDeps, ownersOnly = false): preHandlerHookHandler {
   return async (request, reply) => {
@@ -120,9 +134,10 @@ export function accountGuard(deps: ConsolePageDeps, ownersOnly = false): preHand
     const membership = who.memberships.find((m) => m.accountId === accountId);
     if (!membership) throw notFound();
     const owner = membership.role === 'owner';
-    if (ownersOnly && !owner) throw notFound();
     const status = (await deps.uses.reads.getSnapshot(accountId))?.account.status ?? 'active';
     (request as WithContext)[CONTEXT] = { who, membership, owner, status };
+    // After the context is set: the refusal is rendered in the account's layout.
+    if (ownersOnly && !owner) throw ownersOnlyPage(membership.accountName);
   };
 }
 
@@ -178,7 +193,6 @@ export const NO_STORE = 'no-store';
 
 export const accountPath = (accountId: string, path = '') => `/console/a/${accountId}/${path}`;
 
-/** Renders `template` in the layout of an account's pages, with the navigation and the sign-out form. */
 /**
  * A page of one account that only reads: GET `/a/:accountId/<path>` for any of its members (the
  * guard answers 404 to anyone else), rendered as `template` with what `data` makes for the account.
@@ -199,10 +213,14 @@ export function accountPage(
   );
 }
 
+/**
+ * Renders `template` in the layout of an account's pages, with the navigation (`current` marked;
+ * null: none, as on an error page) and the sign-out form.
+ */
 export async function renderAccountPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  current: PageName,
+  current: PageName | null,
   template: string,
   data: Record<string, unknown>,
   status = 200,
@@ -215,7 +233,8 @@ export async function renderAccountPage(
     current: p.name === current,
   }));
   const html = await reply.viewAsync(template, {
-    title: current,
+    ...FORMATTERS,
+    title: current ?? '',
     nav,
     email: ctx.who.email,
     accountName: ctx.membership.accountName,
@@ -237,7 +256,13 @@ export async function renderPlainPage(
   data: Record<string, unknown>,
   status = 200,
 ): Promise<FastifyReply> {
-  const html = await reply.viewAsync(template, { nav: [], email: null, csrf: csrfToken(reply), ...data });
+  const html = await reply.viewAsync(template, {
+    ...FORMATTERS,
+    nav: [],
+    email: null,
+    csrf: csrfToken(reply),
+    ...data,
+  });
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', NO_STORE).send(html);
 }
 
@@ -252,21 +277,38 @@ export async function planLabel(
     : { name: planId, description: null };
 }
 
-/** Errors and unknown paths as pages, not the API's JSON. */
+const TITLES: Record<number, string> = {
+  400: 'Not possible',
+  403: 'Refused',
+  404: 'Not found',
+  409: 'Not possible',
+};
+
+/** What an error page says: a PageError says why; anything else, what its status means. */
+function errorPage(err: FastifyError, status: number): { title: string; message: string } {
+  if (err instanceof PageError)
+    return { title: err.title ?? TITLES[status] ?? 'Not possible', message: err.message };
+  const message =
+    status === 403
+      ? 'This form has expired or did not come from this site. Go back, reload the page and try again.'
+      : status === 404
+        ? 'There is no such page.'
+        : status >= 500
+          ? 'Something went wrong on our side. Try again in a moment.'
+          : 'The request could not be handled.';
+  return { title: status >= 500 ? 'Something went wrong' : (TITLES[status] ?? 'Not possible'), message };
+}
+
+/** Errors and unknown paths as pages, not the API's JSON; within an account, in its layout. */
 export function installPageHandlers(app: FastifyInstance, deps: ConsolePageDeps): void {
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     const given = err.statusCode ?? 0;
     const status = given >= 400 && given < 500 ? given : errorStatus(err);
     if (status >= 500) (deps.logger ?? request.log).error({ err }, 'console page failed');
-    const message =
-      status === 403
-        ? 'This form has expired or did not come from this site. Go back, reload the page and try again.'
-        : status === 404
-          ? 'There is no such page.'
-          : status >= 500
-            ? 'Something went wrong on our side. Try again in a moment.'
-            : 'The request could not be handled.';
-    return renderPlainPage(reply, 'error', { title: `Error ${status}`, status, message }, status);
+    const page = { ...errorPage(err, status), status };
+    if ((request as WithContext)[CONTEXT])
+      return renderAccountPage(request, reply, null, 'error', page, status);
+    return renderPlainPage(reply, 'error', page, status);
   });
   app.setNotFoundHandler(async (_request, reply) =>
     renderPlainPage(

@@ -21,9 +21,11 @@ const subjectOf = (mail: SignInMail, brand: Brand) =>
 function linesOf(mail: SignInMail, brand: Brand) {
   return {
     lead: mail.accountName
-      ? `You have been invited to the account "${mail.accountName}" on ${brand.name}. Follow this link to sign in:`
+      ? `${mail.invitedBy ?? 'An owner'} invited you to the account "${mail.accountName}" on ${brand.name}. Follow this link to sign in:`
       : `Follow this link to sign in to ${brand.name}:`,
-    note: 'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
+    note: mail.accountName
+      ? 'The link works once, within 7 days. If you do not know who sent it, ignore this email.'
+      : 'The link works once, within 15 minutes. If you did not ask for it, ignore this email.',
     help: brand.support ? `Questions? ${brand.support}` : null,
   };
 }

@@ -20,6 +20,7 @@ import {
   usagePeriodDays,
   zeroCounts,
 } from '../domain/usage-history.js';
+import { type HourGroup, mergeHours } from '../domain/usage-hours.js';
 import type { AccountSnapshot, UsageGroup } from '../store/store.js';
 import { now, type ServiceDeps } from './context.js';
 import { mergeGroups, SettledUsage } from './settled-usage.js';
@@ -68,13 +69,17 @@ export interface TokenCost {
   per_record: number;
 }
 
-export interface UsageView {
-  period: UsagePeriod;
+/** What was used day by day from `start_date` to `end_date` (days without calls included). */
+export interface DaysView {
   start_date: string;
   end_date: string;
   token_balance: number;
   days: (CountsView & { date: string })[];
   totals: CountsView;
+}
+
+export interface UsageView extends DaysView {
+  period: UsagePeriod;
 }
 
 export interface HistoryView {
@@ -124,10 +129,14 @@ export class BillingService {
   }
 
   async usage(snapshot: AccountSnapshot, period: UsagePeriod): Promise<UsageView> {
-    const { account } = snapshot;
     const t = now(this.deps);
-    const billing = this.period(snapshot, t);
-    const { from, to } = usagePeriodDays(period, t, billing);
+    const { from, to } = usagePeriodDays(period, t, this.period(snapshot, t));
+    return { period, ...(await this.days(snapshot, from, to)) };
+  }
+
+  /** The account's use day by day from `from` to `to` (both included): get_usage's days, for any range. */
+  async days(snapshot: AccountSnapshot, from: string, to: string): Promise<DaysView> {
+    const { account } = snapshot;
     const byDay = new Map((await this.groups(account.id, from, to, 'day')).map((g) => [g.group, g]));
     const totals = zeroCounts();
     const days = daysBetween(from, to).map((date) => {
@@ -136,7 +145,6 @@ export class BillingService {
       return { date, ...countsView(counts) };
     });
     return {
-      period,
       start_date: from,
       end_date: to,
       token_balance: balanceOf(snapshot),
@@ -172,6 +180,12 @@ export class BillingService {
       rows = groups.map((g) => ({ [member]: g.group, ...countsView(g) }));
     }
     return ok({ account_id: accountId, from, to, by, rows, totals: countsView(totals) });
+  }
+
+  /** The account's hours of `day` that have calls (kept for the last days only), this server's unwritten added in. */
+  async hours(accountId: string, day: string): Promise<HourGroup[]> {
+    const stored = await this.deps.store.usageHistory.hours(accountId, day);
+    return mergeHours(stored, this.deps.usageCounters?.unwrittenHours(accountId, day) ?? []);
   }
 
   /** The stored groups (settled days from memory), with this server's counts not yet written added in. */

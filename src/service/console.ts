@@ -1,8 +1,9 @@
 /**
  * @module The console's sign-in and sessions, on the services and the console's own sub-store: links
- * (a hash kept, single use, 15 minutes), sessions (a hash of the cookie value kept, 24 h idle, 30 days
- * at most), sign-up, and who a session's email is in which accounts, asked on every request so that a
- * removed membership counts at once. No Fastify here: the CLI and the admin API make links too.
+ * (a hash kept, single use, 15 minutes; an invitation's 7 days), sessions (a hash of the cookie value
+ * kept, 24 h idle, 30 days at most), sign-up, and who a session's email is in which accounts, asked
+ * on every request so that a removed membership counts at once. No Fastify here: the CLI and the
+ * admin API make links too.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { AuditEntry } from '../domain/audit.js';
@@ -25,19 +26,22 @@ export interface SignedIn {
   memberships: ConsoleMembership[];
 }
 
-/** A mail with a sign-in link: to sign in, or an invitation (which names the account it is to). */
+/** A mail with a sign-in link: to sign in, or an invitation (which names the account and who invited). */
 export interface SignInMail {
   to: string;
   url: string;
   accountName?: string;
+  /** The email of the owner who sent the invitation. */
+  invitedBy?: string;
 }
 
 export const LINK_TTL_SECONDS = 15 * 60;
+/** An invitation waits for its person longer than a sign-in they asked for a moment ago. */
+export const INVITE_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const IDLE_SECONDS = 24 * 60 * 60;
 export const ABSOLUTE_SECONDS = 30 * 24 * 60 * 60;
 /** last_seen_at is written at most this often per session (a write per page view would be waste). */
 const TOUCH_EVERY_SECONDS = 60;
-/** How long the Usage page's past days are kept, and for how many account and range pairs at most. */
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
@@ -151,7 +155,7 @@ export class ConsoleService {
         purpose: request.purpose ?? 'sign-in',
         returnTo: safeReturnTo(request.returnTo),
         createdAt: t,
-        expiresAt: t + LINK_TTL_SECONDS,
+        expiresAt: t + (request.purpose === 'invite' ? INVITE_TTL_SECONDS : LINK_TTL_SECONDS),
         usedAt: null,
       },
       audit,
@@ -191,7 +195,7 @@ export class ConsoleService {
     return { to: email, url: await this.makeLink({ email, returnTo }) };
   }
 
-  /** An invitation: the user is added now (audited as the inviting owner); the link signs them in. */
+  /** An invitation: the user is added now (audited as the inviting owner); the link signs them in, within 7 days. */
   async invite(
     actorEmail: string,
     accountId: string,
@@ -206,7 +210,12 @@ export class ConsoleService {
     if (!added.ok) return added;
     const account = await this.deps.store.accounts.get(accountId);
     const url = await this.makeLink({ email: added.value.email, accountId, purpose: 'invite' });
-    return ok({ to: added.value.email, url, ...(account ? { accountName: account.name } : {}) });
+    return ok({
+      to: added.value.email,
+      url,
+      invitedBy: actorEmail,
+      ...(account ? { accountName: account.name } : {}),
+    });
   }
 
   /** Whether `token` has the shape of a link's token, base64url as newToken makes them (nothing is looked up). */

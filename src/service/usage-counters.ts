@@ -3,7 +3,8 @@
  * (a map lookup), and what accumulated is written at most once a second as additive upserts (so
  * any number of servers add up), and once more on graceful shutdown. A crash loses at most the last
  * second of these analytics counts, never a consumption or a charge: those are committed with the
- * call. Rows older than the retention are pruned as the days go by.
+ * call. Each call is also counted in its account's row of the hour (the console's view of a day),
+ * written with the days. Rows older than the retention are pruned as the days go by.
  */
 import { type Clock, nowSeconds } from '../domain/clock.js';
 import {
@@ -17,6 +18,13 @@ import {
   type UsageRow,
   zeroCounts,
 } from '../domain/usage-history.js';
+import {
+  addHourCounts,
+  HOURLY_RETENTION_DAYS,
+  type HourGroup,
+  type HourRow,
+  zeroHourCounts,
+} from '../domain/usage-hours.js';
 import type { UsageGroup, UsageHistoryStore, Warn } from '../store/store.js';
 
 export interface UsageCountersOptions {
@@ -39,6 +47,7 @@ const PRUNE_EVERY_MS = 3_600_000;
  * hundred bytes or so a call (docs/performance.md).
  */
 type CountedRow = UsageRow & { queued: boolean };
+type CountedHour = HourRow & { queued: boolean };
 
 export class UsageCounters {
   /** The rows counted into since the last flush took them, in the order first counted. */
@@ -46,9 +55,14 @@ export class UsageCounters {
   /** Today's rows by key id, tool and surface (http, mcp): the request path's way to them. */
   private rows = new Map<string, Map<string, [CountedRow | undefined, CountedRow | undefined]>>();
   private rowsDay = '';
+  /** This hour's rows by account: one more map lookup per call, for the day's view by the hour. */
+  private hourRows = new Map<string, CountedHour>();
+  private hourQueue: CountedHour[] = [];
   private timer: NodeJS.Timeout | undefined;
   private day = '';
   private dayNumber = -1;
+  private hour = 0;
+  private hourNumber = -1;
   private lastPrune = 0;
   private failing = false;
   private flushing: Promise<void> = Promise.resolve();
@@ -90,6 +104,22 @@ export class UsageCounters {
       this.queue.push(row);
     }
     countCall(row, outcome);
+    this.countHour(accountId, day, outcome);
+  }
+
+  private countHour(accountId: string, day: string, outcome: CallOutcome): void {
+    let row = this.hourRows.get(accountId);
+    if (!row) {
+      row = { accountId, day, hour: this.hour, ...zeroHourCounts(), queued: false };
+      this.hourRows.set(accountId, row);
+    }
+    if (!row.queued) {
+      row.queued = true;
+      this.hourQueue.push(row);
+    }
+    row.calls++;
+    if (outcome.kind === 'failed') row.failed++;
+    else row.tokens += outcome.tokens;
   }
 
   /** Counts a call answered, with what it came to (none given: an account tool's, no records, no tokens). */
@@ -124,6 +154,18 @@ export class UsageCounters {
     return [...groups.values()];
   }
 
+  /** This process's counts not yet written, for an account's hours of `day`. */
+  unwrittenHours(accountId: string, day: string): HourGroup[] {
+    const hours = new Map<number, HourGroup>();
+    for (const row of this.hourQueue) {
+      if (row.accountId !== accountId || row.day !== day) continue;
+      const h = hours.get(row.hour) ?? { hour: row.hour, ...zeroHourCounts() };
+      addHourCounts(h, row);
+      hours.set(row.hour, h);
+    }
+    return [...hours.values()].sort((a, b) => a.hour - b.hour);
+  }
+
   start(): void {
     this.timer ??= setInterval(() => void this.flush().catch(() => {}), this.opts.flushMs ?? 1_000);
     this.timer.unref();
@@ -143,8 +185,14 @@ export class UsageCounters {
     await this.flush();
   }
 
+  /** Today, and this hour kept with it (a new hour starts its rows afresh). */
   private today(): string {
-    const n = Math.floor(this.clock.now() / 86_400_000);
+    const h = Math.floor(this.clock.now() / 3_600_000);
+    if (h === this.hourNumber) return this.day;
+    this.hourNumber = h;
+    this.hour = h % 24;
+    this.hourRows = new Map();
+    const n = Math.floor(h / 24);
     if (n !== this.dayNumber) {
       this.dayNumber = n;
       this.day = dayOf(n * 86_400);
@@ -154,9 +202,11 @@ export class UsageCounters {
 
   private async write(): Promise<void> {
     await this.pruneNowAndThen();
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 && this.hourQueue.length === 0) return;
     const rows = this.queue;
+    const hours = this.hourQueue;
     this.queue = [];
+    this.hourQueue = [];
     // The counts taken: each row goes on counting from zero, and is queued again when it does.
     const batch: UsageRow[] = rows.map((row) => {
       row.queued = false;
@@ -164,8 +214,14 @@ export class UsageCounters {
       Object.assign(row, zeroCounts());
       return taken;
     });
+    const hourBatch: HourRow[] = hours.map((row) => {
+      row.queued = false;
+      const { queued: _, ...taken } = row;
+      Object.assign(row, zeroHourCounts());
+      return taken;
+    });
     try {
-      await this.store.add(batch);
+      await this.store.add(batch, hourBatch);
       if (this.failing) this.opts.warn?.('usage counts written again', {});
       this.failing = false;
     } catch (err) {
@@ -180,6 +236,7 @@ export class UsageCounters {
         }
         addCounts(row, batch[i] as UsageRow);
       }
+      this.keepHours(hours, hourBatch);
       if (!this.failing) {
         this.opts.warn?.('usage counts could not be written; kept in memory and retried', {
           err: { message: (err as Error).message },
@@ -190,11 +247,26 @@ export class UsageCounters {
     }
   }
 
+  /** A failed write's hours, added back to their rows for the next flush (bounded as the days are). */
+  private keepHours(rows: CountedHour[], taken: HourRow[]): void {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as CountedHour;
+      if (!row.queued) {
+        if (this.hourQueue.length >= MAX_PENDING_ROWS) continue;
+        row.queued = true;
+        this.hourQueue.push(row);
+      }
+      addHourCounts(row, taken[i] as HourRow);
+    }
+  }
+
   private async pruneNowAndThen(): Promise<void> {
     const ms = this.clock.now();
     if (this.lastPrune !== 0 && ms - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = ms;
     const keep = this.opts.retentionDays ?? DEFAULT_RETENTION_DAYS;
-    await this.store.prune(addDays(dayOf(nowSeconds(this.clock)), -keep)).catch(() => {});
+    const today = dayOf(nowSeconds(this.clock));
+    await this.store.prune(addDays(today, -keep)).catch(() => {});
+    await this.store.pruneHours(addDays(today, -(HOURLY_RETENTION_DAYS - 1))).catch(() => {});
   }
 }

@@ -17,6 +17,7 @@ import type { ToolDefinition } from '../domain/catalogue.js';
 import type { EpochSeconds } from '../domain/clock.js';
 import type { Plan } from '../domain/plans.js';
 import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
+import type { HourGroup, HourRow } from '../domain/usage-hours.js';
 import type { UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
 import type { AccountStore } from './accounts-store.js';
@@ -86,16 +87,24 @@ export interface CatalogueStore {
 export type UsageGroup = UsageCounts & { group: string };
 
 /**
- * The per-day usage rollup. Servers add their counts to it (additive upserts, so any number of
- * servers add up); it is read summed by day, key or tool, and pruned by age.
+ * The per-day usage rollup, and the last days by the hour. Servers add their counts to it (additive
+ * upserts, so any number of servers add up); it is read summed by day, key or tool, or by the hour
+ * for one day, and pruned by age.
  */
 export interface UsageHistoryStore {
-  /** Adds every row's counts to the row of the same account, day, key, tool and surface, in one transaction. */
-  add(rows: readonly UsageRow[]): Promise<void>;
+  /**
+   * Adds every row's counts to the row of the same account, day, key, tool and surface, and every
+   * hour's to the row of the same account, day and hour (each key once in `hours`), in one transaction.
+   */
+  add(rows: readonly UsageRow[], hours?: readonly HourRow[]): Promise<void>;
   /** The account's counts from `from` to `to` (days, both included), summed by `by`, in group order. */
   history(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]>;
+  /** The account's hours of `day` that have counts, in hour order. */
+  hours(accountId: string, day: string): Promise<HourGroup[]>;
   /** Deletes the rows of days before `day`; how many. */
   prune(day: string): Promise<number>;
+  /** Deletes the hours of days before `day`; how many. */
+  pruneHours(day: string): Promise<number>;
 }
 
 /** A delivery due, leased to the caller, with what it takes to send it. */

@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatDay, formatTime } from '../../src/console/format.js';
 import { ROOT } from '../e2e/process.js';
 import { postgresAvailable } from '../postgres.js';
 import {
@@ -74,10 +75,15 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     await sink?.close();
   });
 
-  /** Screenshot and axe-core for the page as it is now, under `name`. */
+  /** Screenshot and axe-core for the page as it is now, under `name`; and no wider than a phone. */
   async function judge(page: Page, name: string): Promise<void> {
     shots.set(name, await shoot(page, `${backend}-${name}`));
     violations.push(...(await seriousViolations(page, name)));
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: 375, height: 800 });
+    const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    expect(width, `${name} at 375 px`).toBeLessThanOrEqual(375);
+    if (size) await page.setViewportSize(size);
   }
 
   /** Signs `email` in from the sign-in page by keyboard alone, through the `nth` link mailed to it; the link. */
@@ -152,8 +158,9 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
         for (const w of Object.values(byWindow)) {
           windows++;
           expect(text).toMatch(new RegExp(`\\b${num(w.used)}\\b\\D{1,24}\\b${num(w.limit)}\\b`));
-          // A running window's end, as get_account gives it (a window not running has none).
-          if (w.resets_at) expect(text).toContain(w.resets_at);
+          // A running window's end, as get_account gives it (a window not running has none), written
+          // for people with its zone.
+          if (w.resets_at) expect(text).toContain(formatTime(w.resets_at));
         }
     expect(windows).toBeGreaterThanOrEqual(6);
     const bars = await page.locator('progress, meter, [role=progressbar], [role=meter]').count();
@@ -234,7 +241,7 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
       )
       .toBe(true);
     expect(text).toMatch(new RegExp(`\\b${num(report.totals.calls)}\\b`));
-    const todayRow = page.getByRole('row').filter({ hasText: today() });
+    const todayRow = page.getByRole('row').filter({ hasText: formatDay(today(), true) });
     expect(await todayRow.count()).toBeGreaterThan(0);
     expect(await todayRow.first().innerText()).toMatch(new RegExp(`\\b${num(expected)}\\b`));
     // By tool and by key: the tools called and the keys that called them.
@@ -259,7 +266,9 @@ describe.skipIf(!browserOk).each(backends)('the console in chromium, on %s', (ba
     expect(await mainText(page)).toContain(MEMBER);
     const member = await browser.newContext();
     const mpage = await member.newPage();
-    await mpage.goto(consoleLink(await sink.waitFor(MEMBER, 1)));
+    const invitation = await sink.waitFor(MEMBER, 1);
+    expect(invitation.text).toContain(`${OWNER} invited you to the account "Acme Browsers"`);
+    await mpage.goto(consoleLink(invitation));
     await followLinkPage(mpage);
     expect(await mainText(mpage)).toContain('Acme Browsers');
     await navigating(mpage, () => mpage.getByRole('link', { name: 'API keys', exact: true }).first().click());

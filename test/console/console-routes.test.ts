@@ -3,13 +3,16 @@
  * log carries, the pages with the API's numbers, keys created and revoked, the roles' rules,
  * another account's ids answered 404, CSRF, sign-out, and hostile strings escaped.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, unknownVariableWarnings } from '../../src/config.js';
+import { formatDay, formatHour } from '../../src/console/format.js';
 import { FixedClock } from '../../src/domain/clock.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
-import { dayOf } from '../../src/domain/usage-history.js';
+import { addDays, dayOf, zeroCounts } from '../../src/domain/usage-history.js';
 import { actingAs } from '../../src/service/audit.js';
 import { createServices, type Services } from '../../src/service/index.js';
 import { UsageCounters } from '../../src/service/usage-counters.js';
@@ -20,6 +23,7 @@ import { callTool, send } from '../calls.js';
 import { runCli } from '../cli/run-cli.js';
 import { ADMIN_TOKEN, captureLogs, KEY_SECRET, scratchServices, T0 } from '../helpers.js';
 import { POSTGRES_URL, postgresAvailable, scratchSchemaName } from '../postgres.js';
+import { decodeEntities } from './smtp-sink-helpers.js';
 
 interface Page {
   status: number;
@@ -274,23 +278,90 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
   });
 
   it('shows the Usage page with get_usage’s numbers, by tool and by key, and the CSV', async () => {
+    const b = await signIn('owner@example.com');
+    // A new account: what will show here, not rows of zeros.
+    const empty = await b.get(`/console/a/${accountId}/usage`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toContain('No calls in the last 30 days');
+    expect(empty.body).not.toContain('<table');
+    expect(empty.body).not.toContain('<svg');
+
     for (let i = 0; i < 3; i++) expect((await tool(ownerKey, 'get_account')).status).toBe(200);
     const usage = await tool(ownerKey, 'get_usage', { period: 'month' });
-    const b = await signIn('owner@example.com');
     const page = await b.get(`/console/a/${accountId}/usage`);
     expect(page.status).toBe(200);
     const today = dayOf(Math.floor(h.clock.now() / 1000));
     // get_usage's own call is counted too.
     const calls = usage.body.results.totals.calls + 1;
-    expect(page.body).toContain(`<tr><th scope="row">${today}</th><td>${calls}</td>`);
+    const todayRow = new RegExp(
+      `<th scope="row"><time datetime="${today}">${formatDay(today, true)}</time>.*?</th><td>${calls}</td>`,
+    );
+    expect(page.body).toMatch(todayRow);
+    // Only the days with calls are rows; plain labels.
+    expect(page.body.match(/<time datetime="\d{4}-\d\d-\d\d">/g)).toHaveLength(1);
+    expect(page.body).toContain('Answered with results');
+    expect(page.body).not.toMatch(/With data/i);
     expect(page.body).toMatch(/<tr><th scope="row">get_account<\/th><td>3<\/td>/);
     expect(page.body).toContain('server (tg_…');
     expect(page.body).toContain('<svg');
-    const csvHref = /href="([^"]+\.csv)"[^>]*>Download CSV</.exec(page.body)?.[1];
-    const csv = await b.get(csvHref!);
+    // Today by the hour: the calls of this hour.
+    const hour = new Date(h.clock.now()).getUTCHours();
+    expect(page.body).toContain(`<tr><th scope="row">${formatHour(hour)}</th><td>${calls}</td>`);
+    const csvHref = /href="([^"]+\.csv[^"]*)"[^>]*>Download CSV</.exec(page.body)?.[1];
+    const csv = await b.get(decodeEntities(csvHref!));
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(csv.body.split('\r\n').filter((l) => l.startsWith(`${today},${calls},`))).toHaveLength(1);
     expect(csv.body.split('\r\n')).toHaveLength(32);
+  });
+
+  it('chooses the period (7, 30, 90 days, this billing period) and a day of the last seven by the hour', async () => {
+    const today = dayOf(Math.floor(h.clock.now() / 1000));
+    const twoDaysAgo = addDays(today, -2);
+    // Usage of 2 and 40 days ago, as the servers' flushes write it.
+    await h.store.usageHistory.add(
+      [2, 40].map((n) => ({
+        accountId,
+        day: addDays(today, -n),
+        keyId: 'key_x',
+        tool: 'get_account',
+        surface: 'http' as const,
+        ...zeroCounts(),
+        calls: n,
+      })),
+      [{ accountId, day: twoDaysAgo, hour: 7, calls: 2, tokens: 0, failed: 1 }],
+    );
+    const b = await signIn('owner@example.com');
+    const calls = async (query: string) => {
+      const page = await b.get(`/console/a/${accountId}/usage${query}`);
+      expect(page.status, query).toBe(200);
+      return (
+        /<strong>([\d,]+) calls<\/strong>/.exec(page.body)?.[1] ??
+        (page.body.includes('No calls') ? '0' : '?')
+      );
+    };
+    expect(await calls('')).toBe('2');
+    expect(await calls('?period=7')).toBe('2');
+    expect(await calls('?period=90')).toBe('42');
+    // A plan without a billing period is not offered one: the default instead.
+    const page = await b.get(`/console/a/${accountId}/usage?period=90`);
+    expect(page.body).not.toContain('This billing period');
+    expect(page.body).toMatch(/href="[^"]*period=90"[^>]*aria-current="page">90 days</);
+    expect(await calls('?period=billing')).toBe('2');
+    expect(await calls('?period=nonsense')).toBe('2');
+    await h.services.accounts.update(accountId, { plan: 'subscription_27' }, actingAs('admin:test'));
+    const billed = await b.get(`/console/a/${accountId}/usage?period=billing`);
+    expect(billed.body).toMatch(/aria-current="page">This billing period</);
+    expect(billed.body).toContain('No calls in this billing period');
+    // Two days ago by the hour, from its link on the day's row.
+    const link = new RegExp(`href="([^"]*day=${twoDaysAgo}[^"]*)"`).exec(page.body)?.[1];
+    expect(link, 'a "by hour" link on the day').toBeDefined();
+    const hours = await b.get(decodeEntities(link!));
+    expect(hours.body).toContain(`By hour: ${formatDay(twoDaysAgo, true)} (UTC)`);
+    expect(hours.body).toContain(`<tr><th scope="row">${formatHour(7)}</th><td>2</td><td>1</td>`);
+    // 40 days ago is no longer kept by the hour: no link, and a hand-made one shows today.
+    expect(page.body).not.toContain(`day=${addDays(today, -40)}`);
+    const old = await b.get(`/console/a/${accountId}/usage?day=${addDays(today, -40)}`);
+    expect(old.body).toContain(`By hour: ${formatDay(today, true)} (UTC)`);
   });
 
   it('creates a key shown once, and revokes it after a confirmation; both audited as the user', async () => {
@@ -302,6 +373,14 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     const key = /<code id="new-key">([^<]+)<\/code>/.exec(created.body)?.[1];
     expect(key).toMatch(/^tg_[0-9A-Za-z]{11}$/);
     expect(created.headers.get('cache-control')).toBe('no-store');
+    // A ready curl line with the new key, which a terminal runs as it is.
+    const curl = decodeEntities(
+      /<pre id="new-key-curl"><code>([^<]+)<\/code><\/pre>/.exec(created.body)?.[1] ?? '',
+    );
+    expect(curl).toContain(`Authorization: Bearer ${key}`);
+    expect(curl).toContain(`${url}/api/v1/tools/get_account`);
+    const ran = await promisify(execFile)('sh', ['-c', curl]);
+    expect(JSON.parse(ran.stdout).results.id).toBe(accountId);
     expect((await tool(key!, 'get_account')).status).toBe(200);
     const listed = await b.get(`/console/a/${accountId}/keys`);
     expect(listed.body).not.toContain(key!);
@@ -328,8 +407,14 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(keys.body).not.toContain('>Revoke<');
     expect(keys.body).not.toContain('>Members<');
     const created = await b.submit(keys, `/console/a/${accountId}/keys`, { name: 'sneaky' });
-    expect(created.status).toBe(404);
-    expect((await b.get(`/console/a/${accountId}/members`)).status).toBe(404);
+    // A member of the account is told the page is for its owners (another account's stays 404).
+    expect(created.status).toBe(403);
+    const members = await b.get(`/console/a/${accountId}/members`);
+    expect(members.status).toBe(403);
+    expect(members.body).toContain('This page is for the owners of Acme &lt;b&gt;Tools&lt;/b&gt;');
+    expect(members.body).toContain('<h1>For owners only</h1>');
+    // In the account's layout: the member's own pages still at hand.
+    expect(members.body).toContain(`href="/console/a/${accountId}/usage"`);
     const listed = await h.services.keys.list(accountId);
     expect(listed.ok && listed.value.map((k) => k.name)).toEqual(['server']);
   });
@@ -383,10 +468,19 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     const newId = users.ok ? users.value.find((u) => u.email === 'new@example.com')!.id : '';
     const ownerId = users.ok ? users.value.find((u) => u.email === 'owner@example.com')!.id : '';
     const page = await b.get(`/console/a/${accountId}/members`);
+    // The only owner is offered neither a role change nor removal; a forged one says why.
+    expect(page.body).not.toContain(`/members/${ownerId}/role`);
+    expect(page.body).not.toContain(`/members/${ownerId}/remove`);
+    expect(page.body).toContain(`/members/${newId}/remove`);
     const demote = await b.submit(page, `/console/a/${accountId}/members/${ownerId}/role`, {
       role: 'member',
     });
     expect(demote.status).toBe(409);
+    expect(demote.body).toContain('An account keeps at least one owner.');
+    expect(demote.body).not.toContain('Error 409');
+    const removeOwner = await b.get(`/console/a/${accountId}/members/${ownerId}/remove`);
+    expect(removeOwner.status).toBe(409);
+    expect(removeOwner.body).toContain('an account keeps at least one owner');
     const promote = await b.submit(page, `/console/a/${accountId}/members/${newId}/role`, { role: 'owner' });
     expect(promote.status).toBe(303);
     expect((await h.store.users.get(newId))?.role).toBe('owner');
@@ -408,8 +502,19 @@ describe.each(backends)('the console over HTTP, on %s', (_name, openBackend) => 
     expect(billing.body).toContain('<th scope="row">get_account</th>');
     const connect = await b.get(`/console/a/${accountId}/connect`);
     expect(connect.body).toContain(`${url}/mcp`);
-    expect(connect.body).toContain('<code>POST /api/v1/tools/get_account</code>');
+    // For customers: every tool once, with its input schema and an example call; no probes, no admin API.
+    for (const name of ['get_account', 'get_billing', 'get_usage'])
+      expect(
+        connect.body.match(new RegExp(`<h3 id="tool-\\d+"><code>${name}</code></h3>`, 'g')),
+        name,
+      ).toHaveLength(1);
+    expect(connect.body.match(/<summary>Input schema<\/summary>/g)).toHaveLength(3);
+    expect(decodeEntities(connect.body)).toContain(`${url}/api/v1/tools/get_usage \\`);
+    expect(decodeEntities(connect.body)).toContain(`-d '{"period":"today"}'`);
     expect(connect.body).not.toContain('/admin/v1');
+    expect(connect.body).not.toMatch(/healthz|readyz/);
+    for (const client of ['Claude Code', 'Claude Desktop', 'claude.ai', 'ChatGPT', 'Cursor', 'VS Code'])
+      expect(connect.body).toContain(`<h3>${client}</h3>`);
     const apps = await b.get(`/console/a/${accountId}/connected-apps`);
     expect(apps.body).toContain('No connected apps.');
     const css = await b.get('/console/assets/console.css');

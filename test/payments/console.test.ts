@@ -96,10 +96,11 @@ describe.each(backends)("the Billing page's buttons on %s", (backend) => {
     );
     expect(() => formWithButton(seen, 'Buy small')).toThrow();
     const memberCsrf = /name="_csrf" value="([^"]+)"/.exec(seen.body)?.[1] ?? '';
+    // A member is told the action is for the account's owners.
     expect(
       (await member.post(`${billing(w.a.accountId)}/buy/small`, { _csrf: memberCsrf }, { follow: false }))
         .status,
-    ).toBe(404);
+    ).toBe(403);
     expect(fake.requests.filter((r) => r.path === '/v1/checkout/sessions')).toHaveLength(0);
     const thanks = await owner.get(billing(w.a.accountId, '?checkout=success'));
     expect(pageText(thanks.body)).toContain('Thank you: the payment went through.');

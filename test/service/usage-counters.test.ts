@@ -1,10 +1,11 @@
 /**
  * The usage counters against a real SQLite store: counted in memory, written by flush as additive
- * rows, read back with what is not written yet, a day's end, and counts kept (not lost, not
- * doubled) when a write fails and written by the next flush.
+ * rows, read back with what is not written yet, a day's end, an account's hours, and counts kept (not
+ * lost, not doubled) when a write fails and written by the next flush.
  */
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BillingService } from '../../src/service/billing.js';
 import { UsageCounters } from '../../src/service/usage-counters.js';
 import { type Harness, scratchServices } from '../helpers.js';
 
@@ -76,6 +77,33 @@ describe('usage counters', () => {
     ]);
   });
 
+  it("counts each account's calls by the hour, written with the days, and an hour's end starts the next", async () => {
+    h.clock.set(Date.UTC(2026, 3, 15, 13, 59, 59, 500));
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    counters.count('acc_a', 'key_2', 'other', 'mcp', { kind: 'failed' });
+    counters.count('acc_b', 'key_3', 'find', 'http', hit);
+    h.clock.advance(1);
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    const hours = [
+      { hour: 13, calls: 2, tokens: 3, failed: 1 },
+      { hour: 14, calls: 1, tokens: 3, failed: 0 },
+    ];
+    expect(counters.unwrittenHours('acc_a', '2026-04-15')).toEqual(hours);
+    await counters.flush();
+    expect(counters.unwrittenHours('acc_a', '2026-04-15')).toEqual([]);
+    expect(await h.store.usageHistory.hours('acc_a', '2026-04-15')).toEqual(hours);
+    expect(await h.store.usageHistory.hours('acc_b', '2026-04-15')).toEqual([
+      { hour: 13, calls: 1, tokens: 3, failed: 0 },
+    ]);
+    // Billing's hours: the stored ones with this server's unwritten ones added in.
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    const billing = new BillingService({ ...h.deps, usageCounters: counters });
+    expect(await billing.hours('acc_a', '2026-04-15')).toEqual([
+      hours[0],
+      { hour: 14, calls: 2, tokens: 6, failed: 0 },
+    ]);
+  });
+
   it('keeps the counts of a write that failed, adds what came meanwhile, and writes them next time', async () => {
     counters.count('acc_a', 'key_1', 'find', 'http', hit);
     // A real failure: the table is gone under the store (another connection drops it).
@@ -85,12 +113,14 @@ describe('usage counters', () => {
     counters.count('acc_a', 'key_1', 'find', 'http', hit);
     counters.count('acc_a', 'key_9', 'find', 'http', hit);
     expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'day')[0]?.calls).toBe(3);
+    expect(counters.unwrittenHours('acc_a', '2026-04-15').map((g) => g.calls)).toEqual([3]);
     raw.exec('ALTER TABLE usage_daily_away RENAME TO usage_daily');
     raw.close();
     await counters.flush();
     expect((await stored())[0]?.calls).toBe(3);
     await counters.flush();
     expect((await stored())[0]?.calls).toBe(3);
+    expect((await h.store.usageHistory.hours('acc_a', '2026-04-15')).map((g) => g.calls)).toEqual([3]);
   });
 
   it('prunes the days older than the retention when it writes', async () => {
@@ -109,11 +139,25 @@ describe('usage counters', () => {
         failed: 0,
       },
     ]);
+    // Hours are kept for the last 7 days, today included: the 8th day back goes.
+    await h.store.usageHistory.add(
+      [],
+      ['2026-04-09', '2026-04-08'].map((day) => ({
+        accountId: 'acc_a',
+        day,
+        hour: 1,
+        calls: 1,
+        tokens: 0,
+        failed: 0,
+      })),
+    );
     const short = new UsageCounters(h.store.usageHistory, h.clock, { retentionDays: 30 });
     short.count('acc_a', 'key_1', 'find', 'http', hit);
     await short.flush();
     expect(
       (await h.store.usageHistory.history('acc_a', '2000-01-01', '2100-01-01', 'day')).map((g) => g.group),
     ).toEqual(['2026-04-15']);
+    expect(await h.store.usageHistory.hours('acc_a', '2026-04-09')).toHaveLength(1);
+    expect(await h.store.usageHistory.hours('acc_a', '2026-04-08')).toEqual([]);
   });
 });

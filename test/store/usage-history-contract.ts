@@ -1,17 +1,29 @@
 /**
  * The usage rollup's and billing periods' part of the Store contract, run on every backend:
  * additive upserts that add up under concurrency, summed reads by day, key and tool over inclusive
- * ranges, pruning; a plan's subscription and an account's plan_since.
+ * ranges, the hours of a day written with the days (both or neither), pruning; a plan's
+ * subscription and an account's plan_since.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
 import { DEFAULT_PLANS } from '../../src/domain/plans.js';
 import { type UsageRow, zeroCounts } from '../../src/domain/usage-history.js';
+import type { HourRow } from '../../src/domain/usage-hours.js';
 import type { Store } from '../../src/store/store.js';
 import { accountRecord } from '../helpers.js';
 import type { StoreFixture } from './contract-fixtures.js';
 
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
+
+const hour = (over: Partial<HourRow>): HourRow => ({
+  accountId: 'acc_a',
+  day: '2026-04-15',
+  hour: 13,
+  calls: 1,
+  tokens: 0,
+  failed: 0,
+  ...over,
+});
 
 const row = (over: Partial<UsageRow>): UsageRow => ({
   accountId: 'acc_a',
@@ -72,6 +84,44 @@ export function usageHistoryContract(name: string, makeStore: () => Promise<Stor
       );
       const [total] = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'day');
       expect(total).toMatchObject({ calls: 75, tokens: 75 });
+    });
+
+    it('adds the hours of a day with the days, reads one day of an account by the hour, and prunes hours apart', async () => {
+      await store.usageHistory.add(
+        [row({ calls: 3 })],
+        [
+          hour({ hour: 13, calls: 2, tokens: 5 }),
+          hour({ hour: 0, calls: 1, failed: 1 }),
+          hour({ accountId: 'acc_b', calls: 9 }),
+          hour({ day: '2026-04-14', hour: 23, calls: 4 }),
+        ],
+      );
+      // Hours alone (a flush whose day rows were written before) and concurrent adds add up too.
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          store.usageHistory.add([], [hour({ hour: 13, calls: 1, tokens: 1 })]),
+        ),
+      );
+      expect(await store.usageHistory.hours('acc_a', '2026-04-15')).toEqual([
+        { hour: 0, calls: 1, tokens: 0, failed: 1 },
+        { hour: 13, calls: 12, tokens: 15, failed: 0 },
+      ]);
+      expect(await store.usageHistory.hours('acc_a', '2026-04-16')).toEqual([]);
+      expect((await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'day'))[0]?.calls).toBe(
+        3,
+      );
+      expect(await store.usageHistory.pruneHours('2026-04-15')).toBe(1);
+      expect(await store.usageHistory.hours('acc_a', '2026-04-14')).toEqual([]);
+      expect((await store.usageHistory.hours('acc_a', '2026-04-15')).length).toBe(2);
+      // The days are kept for their own retention.
+      expect(await store.usageHistory.prune('2026-04-15')).toBe(0);
+    });
+
+    it('writes a flush whose hours are refused, days included, not at all', async () => {
+      // An hour the table refuses (24 is no hour): the days of the same add are not written either,
+      // so that the flush kept and retried counts nothing twice.
+      await expect(store.usageHistory.add([row({ calls: 5 })], [hour({ hour: 24 })])).rejects.toThrow();
+      expect(await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'day')).toEqual([]);
     });
 
     it('prunes the days before a day', async () => {

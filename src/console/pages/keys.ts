@@ -21,6 +21,15 @@ import {
 type KeyParams = AccountParams & { keyId: string };
 const KEY_PARAMS = accountThingParams('keyId');
 
+/** A first call with a new key, ready to paste into a terminal: get_account, which costs nothing. */
+export function curlLine(base: string, key: string): string {
+  return [
+    `curl -s -X POST ${base}/api/v1/tools/get_account \\`,
+    `  -H 'Authorization: Bearer ${key}' \\`,
+    `  -H 'Content-Type: application/json' -d '{}'`,
+  ].join('\n');
+}
+
 async function keysOf(deps: ConsolePageDeps, accountId: string): Promise<KeyRecord[]> {
   const listed = await deps.uses.keys.list(accountId);
   if (!listed.ok) throw notFound();
@@ -50,7 +59,7 @@ async function keysPageView(
     reply,
     'API keys',
     'keys',
-    { keys: await keysOf(deps, accountId), created: null, error: null, name: '', ...extra },
+    { keys: await keysOf(deps, accountId), created: null, curl: null, error: null, name: '', ...extra },
     status,
   );
 }
@@ -81,7 +90,13 @@ export async function keysPage(app: FastifyInstance, deps: ConsolePageDeps): Pro
         if (created.error.code === 'not_found') throw notFound();
         return keysPageView(deps, request, reply, { error: created.error.message, name: raw }, 400);
       }
-      return keysPageView(deps, request, reply, { created: created.value }, 201);
+      return keysPageView(
+        deps,
+        request,
+        reply,
+        { created: created.value, curl: curlLine(deps.service.publicUrl(), created.value.key) },
+        201,
+      );
     },
   );
 

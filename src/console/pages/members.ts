@@ -1,7 +1,8 @@
 /**
  * @module Members (owners only): the account's users; invite by email (the user is added at once and
- * sent a sign-in link), change a role, remove (confirmed; their sessions end with their last
- * account, and the connectors they allowed in this one with them). The account always keeps an owner.
+ * sent a sign-in link valid 7 days), change a role, remove (confirmed; their sessions end with their
+ * last account, and the connectors they allowed in this one with them). The account always keeps an
+ * owner: its only owner is offered neither, and a refusal says why on the page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRecord } from '../../service/users.js';
@@ -13,6 +14,7 @@ import {
   accountThingParams,
   type ConsolePageDeps,
   notFound,
+  ownersOnlyPage,
   PageError,
   renderAccountPage,
 } from '../context.js';
@@ -33,14 +35,33 @@ async function userOf(deps: ConsolePageDeps, accountId: string, userId: string) 
   return user;
 }
 
+/** A user as the Members page lists them: whether they are the one owner (nothing to change then). */
+export type MemberRow = UserRecord & { soleOwner: boolean };
+
+/** The users with, for each, whether they are the account's only owner. */
+export function memberRows(users: UserRecord[]): MemberRow[] {
+  const owners = users.filter((u) => u.role === 'owner').length;
+  return users.map((u) => ({ ...u, soleOwner: u.role === 'owner' && owners === 1 }));
+}
+
 /**
- * A refused change as a page. The rules (an account keeps an owner, only an owner acts, nothing is
- * added to a suspended or closed account) are decided by the store inside the change's transaction,
- * never by a count read here first: two owners acting at once on two servers cannot both pass.
+ * A refused change, on the Members page with the reason (409: "An account keeps at least one
+ * owner.", 400: a bad role). The rules are decided by the store inside the change's transaction,
+ * never by a count read here first: two owners acting at once on two servers cannot both pass. A
+ * not-found after the user was found means the actor is no owner any more (demoted a moment ago).
  */
-function refused(error: { code: string; message: string }): PageError {
-  if (error.code === 'not_found') return notFound();
-  return new PageError(error.code === 'conflict' ? 409 : 400, error.message);
+async function refusedChange(
+  deps: ConsolePageDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: { code: string; message: string },
+): Promise<FastifyReply> {
+  const { who, membership } = accountOf(request);
+  if (error.code === 'not_found') {
+    const me = (await usersOf(deps, membership.accountId)).find((u) => u.email === who.email);
+    throw me && me.role !== 'owner' ? ownersOnlyPage(membership.accountName) : notFound();
+  }
+  return membersView(deps, request, reply, { error: error.message }, error.code === 'conflict' ? 409 : 400);
 }
 
 async function membersView(
@@ -57,7 +78,7 @@ async function membersView(
     reply,
     'Members',
     'members',
-    { users, error: null, invited: null, value: '', ...extra },
+    { users: memberRows(users), error: null, inviteError: null, invited: null, value: '', ...extra },
     status,
   );
 }
@@ -86,9 +107,9 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
         request.body?.role ?? 'member',
       );
       if (!invited.ok) {
-        if (invited.error.code === 'not_found') throw notFound();
+        if (invited.error.code === 'not_found') return refusedChange(deps, request, reply, invited.error);
         const value = typeof request.body?.email === 'string' ? request.body.email : '';
-        return membersView(deps, request, reply, { error: invited.error.message, value }, 400);
+        return membersView(deps, request, reply, { inviteError: invited.error.message, value }, 400);
       }
       deps.mailer
         .send(invited.value)
@@ -109,7 +130,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
         user.id,
         request.body?.role,
       );
-      if (!changed.ok) throw refused(changed.error);
+      if (!changed.ok) return refusedChange(deps, request, reply, changed.error);
       return reply.redirect(`/console/a/${membership.accountId}/members`, 303);
     },
   );
@@ -119,7 +140,15 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
     { ...userPage, preHandler: accountGuard(deps, true) },
     async (request, reply) => {
       const { accountId } = accountOf(request).membership;
-      const user = await userOf(deps, accountId, request.params.userId);
+      const users = memberRows(await usersOf(deps, accountId));
+      const user = users.find((u) => u.id === request.params.userId);
+      if (!user) throw notFound();
+      if (user.soleOwner)
+        throw new PageError(
+          409,
+          `${user.email} is the only owner of this account, and an account keeps at least one owner: make someone else an owner first.`,
+          'Not possible',
+        );
       return renderAccountPage(request, reply, 'Members', 'member-remove', { user, title: 'Remove member' });
     },
   );
@@ -131,7 +160,7 @@ export async function membersPage(app: FastifyInstance, deps: ConsolePageDeps): 
       const { who, membership } = accountOf(request);
       const user = await userOf(deps, membership.accountId, request.params.userId);
       const removed = await deps.service.removeUser(who.email, membership.accountId, user.id);
-      if (!removed.ok) throw refused(removed.error);
+      if (!removed.ok) return refusedChange(deps, request, reply, removed.error);
       const self = user.email === who.email;
       return reply.redirect(self ? '/console/' : `/console/a/${membership.accountId}/members`, 303);
     },

@@ -13,6 +13,7 @@ import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
 import { paymentsMigration } from './013-payments.js';
 import { planNamesMigration } from './016-plan-names.js';
+import { usageHourly } from './017-usage-hourly.js';
 
 export interface Migration {
   version: number;
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   oauth,
   paymentsMigration,
   planNamesMigration,
+  usageHourly,
 ];
 
 export function migrationLabel(m: Migration): string {

@@ -1,5 +1,7 @@
-/** @module SQLite's usage rollup: additive upserts of per-day counts, summed reads, pruning (store.ts, UsageHistoryStore). */
+/** @module SQLite's usage rollup: additive upserts of per-day and per-hour counts, summed reads, pruning (store.ts, UsageHistoryStore). */
+
 import type { UsageGrouping, UsageRow } from '../../domain/usage-history.js';
+import type { HourGroup, HourRow } from '../../domain/usage-hours.js';
 import {
   toUsageGroup,
   USAGE_COUNT_COLUMNS,
@@ -16,15 +18,36 @@ const ADD = `INSERT INTO usage_daily (account_id, day, key_id, tool, surface, ${
   ON CONFLICT (account_id, day, key_id, tool, surface) DO UPDATE SET
   ${USAGE_COUNT_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 
+const ADD_HOUR = `INSERT INTO usage_hourly (account_id, day, hour, calls, tokens, failed) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (account_id, day, hour) DO UPDATE SET
+  calls = calls + excluded.calls, tokens = tokens + excluded.tokens, failed = failed + excluded.failed`;
+
 export class SqliteUsageHistory implements UsageHistoryStore {
   constructor(private readonly x: SqliteExecutor) {}
 
-  async add(rows: readonly UsageRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  async add(rows: readonly UsageRow[], hours: readonly HourRow[] = []): Promise<void> {
+    if (rows.length === 0 && hours.length === 0) return;
     await this.x.writeTx(() => {
       const add = this.x.sql(ADD);
       for (const r of rows) add.run(r.accountId, r.day, r.keyId, r.tool, r.surface, ...usageCountValues(r));
+      const addHour = this.x.sql(ADD_HOUR);
+      for (const h of hours) addHour.run(h.accountId, h.day, h.hour, h.calls, h.tokens, h.failed);
     });
+  }
+
+  async hours(accountId: string, day: string): Promise<HourGroup[]> {
+    return this.x.attempt(
+      () =>
+        this.x
+          .sql(
+            'SELECT hour, calls, tokens, failed FROM usage_hourly WHERE account_id = ? AND day = ? ORDER BY hour',
+          )
+          .all(accountId, day) as HourGroup[],
+    );
+  }
+
+  pruneHours(day: string): Promise<number> {
+    return this.x.write(() => this.x.sql('DELETE FROM usage_hourly WHERE day < ?').run(day).changes);
   }
 
   async history(accountId: string, from: string, to: string, by: UsageGrouping): Promise<UsageGroup[]> {
