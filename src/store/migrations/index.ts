@@ -12,6 +12,7 @@ import { fairUseByCategory } from './010-fair-use-by-category.js';
 import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
 import { paymentsMigration } from './013-payments.js';
+import { customerAlertsMigration } from './015-customer-alerts.js';
 
 export interface Migration {
   version: number;
@@ -35,6 +36,7 @@ export const MIGRATIONS: readonly Migration[] = [
   consoleMigration,
   oauth,
   paymentsMigration,
+  customerAlertsMigration,
 ];
 
 export function migrationLabel(m: Migration): string {
