@@ -14,7 +14,9 @@ import {
   redactUrl,
   unknownVariableWarnings,
 } from './config.js';
-import type { ConsoleSettings } from './console/index.js';
+import { alertMails } from './console/alert-mail.js';
+import { type ConsoleSettings, makeMailer } from './console/index.js';
+import { ALERT_THRESHOLDS } from './domain/alerts.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { resolveKeySecrets } from './key-secret.js';
@@ -29,6 +31,7 @@ import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
 import { serveCatalogue } from './tools/catalogue.js';
+import { AlertMailer } from './webhooks/alert-mailer.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookInterest } from './webhooks/interest.js';
 import { WebhookSender } from './webhooks/sender.js';
@@ -56,6 +59,7 @@ export async function startServer(config: Config): Promise<Running> {
   const consoleSettings = config.console.enabled
     ? await consoleSettingsOf(config, services, logger, publicUrl)
     : undefined;
+  const alertMailer = alertMailerOf(config, parts.store, consoleSettings, logger);
   const app = await buildApp({
     services,
     catalogue,
@@ -87,6 +91,7 @@ export async function startServer(config: Config): Promise<Running> {
   const url = `http://${hostPort(config.host, port)}`;
   listening = reachableUrl(config.host, port);
   oauth?.start();
+  alertMailer?.start();
   if (!config.production) await createDemoAccount(services, listening);
   announce(logger, config, {
     url,
@@ -99,6 +104,8 @@ export async function startServer(config: Config): Promise<Running> {
   const close = closer(
     logger,
     async () => {
+      // Before the app: closing it closes the console's mailer the alerts are sent through.
+      await alertMailer?.stop();
       oauth?.stop();
       await app.close();
       await metricsServer?.close();
@@ -211,7 +218,10 @@ async function openParts(config: Config, logger: Logger) {
     warn,
   });
   usageCounters.start();
-  const webhookInterest = new WebhookInterest(store, logger);
+  // The customer alerts' thresholds are recorded for every account; the webhooks' as endpoints want.
+  const webhookInterest = new WebhookInterest(store, logger, {
+    always: customerAlertsOn(config) ? ALERT_THRESHOLDS : [],
+  });
   await webhookInterest.start();
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhookTimeoutMs,
@@ -298,7 +308,7 @@ async function consoleSettingsOf(
     logger.warn(
       'the console cannot mail sign-in links: TOOLGATE_SMTP_URL is not set (toolgate console link <email> prints one)',
     );
-  return {
+  const settings: ConsoleSettings = {
     publicUrl,
     signup: c.signup,
     signupPlan: c.signupPlan,
@@ -306,6 +316,24 @@ async function consoleSettingsOf(
     ...(c.smtpUrl ? { smtpUrl: c.smtpUrl } : {}),
     ...(c.smtpFrom ? { smtpFrom: c.smtpFrom } : {}),
   };
+  // Made here, once: the sign-in links and the alert mails go through the same one.
+  return { ...settings, mailer: await makeMailer(settings, logger) };
+}
+
+/** Customer alerts are mailed while the console is on and can mail (SMTP, or the log outside production). */
+const customerAlertsOn = (config: Config) =>
+  config.console.enabled && (config.console.smtpUrl !== undefined || !config.production);
+
+/** The customer alert mailer, sending through the console's mailer; none while alerts are off. */
+function alertMailerOf(
+  config: Config,
+  store: Parts['store'],
+  settings: ConsoleSettings | undefined,
+  logger: Logger,
+): AlertMailer | undefined {
+  if (!settings?.mailer || !customerAlertsOn(config)) return undefined;
+  const mail = alertMails(settings.mailer, { publicUrl: settings.publicUrl });
+  return new AlertMailer({ store, mail, clock: systemClock, log: logger });
 }
 
 /** Opens and migrates the database; a failure names it (its password hidden), not only the driver's code. */

@@ -23,6 +23,7 @@ import {
 import type { ConsoleIdentity } from './identity.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
+import { alertsPage } from './pages/alerts.js';
 import { billingPage } from './pages/billing.js';
 import { connectPage } from './pages/connect.js';
 import { connectedAppsPage } from './pages/connected-apps.js';
@@ -90,7 +91,8 @@ export function escapeHtml(value: unknown): string {
     .replace(/[\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
 }
 
-async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined): Promise<Mailer> {
+/** The console's mailer: the one given, SMTP, the log (not in production), or none that sends. */
+export async function makeMailer(settings: ConsoleSettings, logger: Logger | undefined): Promise<Mailer> {
   if (settings.mailer) return settings.mailer;
   if (settings.smtpUrl)
     return smtpMailer(settings.smtpUrl, settings.smtpFrom ?? 'toolgate <toolgate@localhost>');
@@ -151,6 +153,7 @@ async function registerPages(scope: FastifyInstance, pageDeps: ConsolePageDeps):
   await scope.register(assetRoutes);
   await scope.register(signInPages, pageDeps);
   await scope.register(overviewPage, pageDeps);
+  await scope.register(alertsPage, pageDeps);
   await scope.register(usagePage, pageDeps);
   await scope.register(keysPage, pageDeps);
   await scope.register(billingPage, pageDeps);
