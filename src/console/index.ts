@@ -49,7 +49,7 @@ export interface ConsoleSettings {
   signupPlan?: string;
   /** NODE_ENV=production: without SMTP, links are never logged. */
   production?: boolean;
-  /** Where links go instead of SMTP (tests); wins over smtpUrl. */
+  /** The mailer to use, wins over smtpUrl: the server makes it once (the alert mails share it), or a test. */
   mailer?: Mailer;
 }
 
