@@ -15,7 +15,9 @@ import {
   redactUrl,
   unknownVariableWarnings,
 } from './config.js';
-import type { ConsoleSettings } from './console/index.js';
+import { alertMails } from './console/alert-mail.js';
+import { type ConsoleSettings, makeMailer } from './console/index.js';
+import { ALERT_THRESHOLDS } from './domain/alerts.js';
 import type { Brand } from './domain/brand.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
@@ -31,6 +33,7 @@ import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
 import { serveCatalogue } from './tools/catalogue.js';
+import { AlertMailer } from './webhooks/alert-mailer.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookInterest } from './webhooks/interest.js';
 import { WebhookSender } from './webhooks/sender.js';
@@ -60,8 +63,9 @@ export async function startServer(config: Config): Promise<Running> {
   const publicUrl = () => config.publicUrl ?? listening;
   const { oauth, services } = composeUseCases(config, consoleOn, keySecrets, parts, logger, publicUrl);
   const consoleSettings = consoleOn
-    ? await consoleSettingsOf(config, services, logger, publicUrl)
+    ? await consoleSettingsOf(config, services, logger, publicUrl, brand)
     : undefined;
+  const alertMailer = alertMailerOf(config, parts.store, consoleSettings, logger);
   const app = await buildApp({
     services,
     catalogue,
@@ -94,6 +98,7 @@ export async function startServer(config: Config): Promise<Running> {
   const url = `http://${hostPort(config.host, port)}`;
   listening = reachableUrl(config.host, port);
   oauth?.start();
+  alertMailer?.start();
   if (!config.production) {
     const guide = await firstRun(services, config, {
       apiUrl: listening,
@@ -114,6 +119,8 @@ export async function startServer(config: Config): Promise<Running> {
   const close = closer(
     logger,
     async () => {
+      // Before the app: closing it closes the console's mailer the alerts are sent through.
+      await alertMailer?.stop();
       oauth?.stop();
       await app.close();
       await metricsServer?.close();
@@ -240,7 +247,10 @@ async function openParts(config: Config, logger: Logger) {
     warn,
   });
   usageCounters.start();
-  const webhookInterest = new WebhookInterest(store, logger);
+  // The customer alerts' thresholds are recorded for every account; the webhooks' as endpoints want.
+  const webhookInterest = new WebhookInterest(store, logger, {
+    always: customerAlertsOn(config) ? ALERT_THRESHOLDS : [],
+  });
   await webhookInterest.start();
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhookTimeoutMs,
@@ -323,6 +333,7 @@ async function consoleSettingsOf(
   services: Services,
   logger: Logger,
   publicUrl: () => string,
+  brand: Brand,
 ): Promise<ConsoleSettings> {
   const c = config.console;
   if (c.signup === 'open' && !(await services.plans.get(c.signupPlan)).ok)
@@ -333,7 +344,7 @@ async function consoleSettingsOf(
     logger.warn(
       'the console cannot mail sign-in links: TOOLGATE_SMTP_URL is not set (toolgate console link <email> prints one)',
     );
-  return {
+  const settings: ConsoleSettings = {
     publicUrl,
     signup: c.signup,
     signupPlan: c.signupPlan,
@@ -341,6 +352,24 @@ async function consoleSettingsOf(
     ...(c.smtpUrl ? { smtpUrl: c.smtpUrl } : {}),
     ...(c.smtpFrom ? { smtpFrom: c.smtpFrom } : {}),
   };
+  // Made here, once: the sign-in links and the alert mails go through the same one.
+  return { ...settings, mailer: await makeMailer(settings, brand, logger) };
+}
+
+/** Customer alerts are mailed while the console is on and can mail (SMTP, or the log outside production). */
+const customerAlertsOn = (config: Config) =>
+  config.console.enabled && (config.console.smtpUrl !== undefined || !config.production);
+
+/** The customer alert mailer, sending through the console's mailer; none while alerts are off. */
+function alertMailerOf(
+  config: Config,
+  store: Parts['store'],
+  settings: ConsoleSettings | undefined,
+  logger: Logger,
+): AlertMailer | undefined {
+  if (!settings?.mailer || !customerAlertsOn(config)) return undefined;
+  const mail = alertMails(settings.mailer, { publicUrl: settings.publicUrl, productName: config.brand.name });
+  return new AlertMailer({ store, mail, clock: systemClock, log: logger });
 }
 
 /** Opens and migrates the database; a failure names it (its password hidden), not only the driver's code. */

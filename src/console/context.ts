@@ -15,6 +15,7 @@ import type { AccountStatus } from '../domain/accounts.js';
 import { errorStatus } from '../domain/api-error.js';
 import type { Brand } from '../domain/brand.js';
 import type { Clock } from '../domain/clock.js';
+import type { AlertService } from '../service/alerts.js';
 import type { BillingService, TokenCost } from '../service/billing.js';
 import type { ConsoleService } from '../service/console.js';
 import type { KeyService } from '../service/keys.js';
@@ -32,6 +33,7 @@ import type { ConnectedApps, Consent } from './ports.js';
 export interface ConsoleUses {
   keys: Pick<KeyService, 'list' | 'create' | 'revoke'>;
   users: Pick<UserService, 'list'>;
+  alerts: Pick<AlertService, 'mailsOn' | 'setMailsOn'>;
   billing: Pick<BillingService, 'billing' | 'days' | 'hours'>;
   payments: Pick<PaymentService, 'offers' | 'checkout' | 'portal' | 'pageOrigins'>;
   plans: Pick<PlanService, 'get'>;
@@ -201,14 +203,17 @@ export function accountPage(
   app: FastifyInstance,
   deps: ConsolePageDeps,
   page: { path: string; current: PageName; template: string },
-  data: (accountId: string) => Promise<Record<string, unknown>> | Record<string, unknown>,
+  data: (
+    accountId: string,
+    request: FastifyRequest,
+  ) => Promise<Record<string, unknown>> | Record<string, unknown>,
 ): void {
   app.get<{ Params: AccountParams }>(
     `/a/:accountId/${page.path}`,
     { schema: { hide: true, params: ACCOUNT_PARAMS }, preHandler: accountGuard(deps) },
     async (request, reply) => {
       const { accountId } = accountOf(request).membership;
-      return renderAccountPage(request, reply, page.current, page.template, await data(accountId));
+      return renderAccountPage(request, reply, page.current, page.template, await data(accountId, request));
     },
   );
 }

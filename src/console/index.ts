@@ -26,6 +26,7 @@ import { escapeHtml } from './escape.js';
 import type { ConsoleIdentity } from './identity.js';
 import { CookieIdentity, cookieNames, cookieOptions } from './identity-impl.js';
 import { logMailer, type Mailer, noMailer, smtpMailer } from './mailer.js';
+import { alertsPage } from './pages/alerts.js';
 import { billingPage } from './pages/billing.js';
 import { connectPage } from './pages/connect.js';
 import { connectedAppsPage } from './pages/connected-apps.js';
@@ -51,7 +52,7 @@ export interface ConsoleSettings {
   signupPlan?: string;
   /** NODE_ENV=production: without SMTP, links are never logged. */
   production?: boolean;
-  /** Where links go instead of SMTP (tests); wins over smtpUrl. */
+  /** The mailer to use, wins over smtpUrl: the server makes it once (the alert mails share it), or a test. */
   mailer?: Mailer;
 }
 
@@ -76,7 +77,8 @@ export interface ConsoleDeps {
   brand: Brand;
 }
 
-async function makeMailer(
+/** The console's mailer: the one given, SMTP, the log (not in production), or none that sends. */
+export async function makeMailer(
   settings: ConsoleSettings,
   brand: Brand,
   logger: Logger | undefined,
@@ -145,6 +147,7 @@ async function registerPages(scope: FastifyInstance, pageDeps: ConsolePageDeps):
   await scope.register(brandRoutes, { brand: pageDeps.brand });
   await scope.register(signInPages, pageDeps);
   await scope.register(overviewPage, pageDeps);
+  await scope.register(alertsPage, pageDeps);
   await scope.register(usagePage, pageDeps);
   await scope.register(keysPage, pageDeps);
   await scope.register(billingPage, pageDeps);

@@ -1,6 +1,7 @@
 /**
- * @module How sign-in links reach people: SMTP through nodemailer (TOOLGATE_SMTP_URL), or, with no
- * SMTP outside production, the server's log (the one log line allowed to carry a link).
+ * @module How sign-in links and alert mails reach people: SMTP through nodemailer
+ * (TOOLGATE_SMTP_URL), or, with no SMTP outside production, the server's log (the one log line
+ * allowed to carry a sign-in link).
  */
 import type { Logger } from 'pino';
 import { type Brand, DEFAULT_BRAND } from '../domain/brand.js';
@@ -9,8 +10,18 @@ import { escapeHtml } from './escape.js';
 
 export type { SignInMail };
 
+/** A mail already written (the customer alerts): a text part and an HTML part. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
 export interface Mailer {
   send(mail: SignInMail): Promise<void>;
+  /** Sends a written mail; throws when the mail server did not take it. */
+  sendMessage(message: MailMessage): Promise<void>;
   close?(): void;
 }
 
@@ -66,6 +77,9 @@ export async function smtpMailer(
         html: htmlOf(mail, brand),
       });
     },
+    async sendMessage(message) {
+      await transport.sendMail({ from, ...message });
+    },
     close: () => transport.close(),
   };
 }
@@ -75,6 +89,9 @@ export function logMailer(log: Pick<Logger, 'info'>): Mailer {
   return {
     async send(mail) {
       log.info({ to: mail.to, url: mail.url }, 'console sign-in link (no SMTP configured)');
+    },
+    async sendMessage(message) {
+      log.info({ to: message.to, subject: message.subject, text: message.text }, 'mail (no SMTP configured)');
     },
   };
 }
@@ -87,6 +104,9 @@ export function noMailer(log: Pick<Logger, 'warn'>): Mailer {
         { to: mail.to },
         'console sign-in link not sent: set TOOLGATE_SMTP_URL (or print one with toolgate console link)',
       );
+    },
+    async sendMessage(message) {
+      log.warn({ to: message.to, subject: message.subject }, 'mail not sent: set TOOLGATE_SMTP_URL');
     },
   };
 }

@@ -29,6 +29,7 @@ export const AUDIT_ACTIONS = [
   'console.sign_in',
   'console.sign_out',
   'console.link',
+  'user.alerts',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

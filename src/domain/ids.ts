@@ -7,9 +7,9 @@ import { randomFillSync } from 'node:crypto';
 
 /**
  * `msg`: a webhook event (its `webhook-id`); `whe`, `whd`: a webhook endpoint, a delivery; `ses`: a
- * console session.
+ * console session; `alm`: a customer alert mail.
  */
-export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud' | 'msg' | 'whe' | 'whd' | 'ses';
+export type IdKind = 'acc' | 'key' | 'usr' | 'req' | 'led' | 'aud' | 'msg' | 'whe' | 'whd' | 'ses' | 'alm';
 
 // Crockford base32, lower case: sorts in the same order as the values it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { type Reads, StoreReads } from '../store/cached-reads.js';
 import type { AccountSnapshot, Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
+import { AlertService } from './alerts.js';
 import { AuditService } from './audit.js';
 import { BillingService } from './billing.js';
 import { CatalogueService } from './catalogue.js';
@@ -44,6 +45,8 @@ export class Services {
   readonly catalogue: CatalogueService;
   readonly billing: BillingService;
   readonly webhooks: WebhookService;
+  /** Customer alerts: each user's choice to get the alert mails. */
+  readonly alerts: AlertService;
   /** Money through Stripe: packs, Checkout, the portal, Stripe's webhook (off without a secret key). */
   readonly payments: PaymentService;
   /** Where the doors read accounts and keys on the hot path: the read cache, or the store itself. */
@@ -71,6 +74,7 @@ export class Services {
     this.catalogue = new CatalogueService(deps);
     this.billing = new BillingService(deps);
     this.webhooks = new WebhookService(deps);
+    this.alerts = new AlertService(deps);
     this.payments = new PaymentService(deps);
     this.reads = deps.reads;
     this.clock = deps.clock;

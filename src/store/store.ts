@@ -1,9 +1,9 @@
 /**
  * @module The Store contract: everything the domain needs from a database, as one sub-store per
  * kind of data (plans, accounts, keys, users, the ledger, usage, the audit trail, the catalogue,
- * usage history, webhooks, the console, OAuth) and the lifecycle on the Store itself. One
- * implementation per backend (store/sqlite, store/postgres); one contract test suite per sub-store
- * runs against each. A store remembers nothing of the database between calls: it reports what
+ * usage history, webhooks, customer alerts, the console, OAuth) and the lifecycle on the Store
+ * itself. One implementation per backend (store/sqlite, store/postgres); one contract test suite per
+ * sub-store runs against each. A store remembers nothing of the database between calls: it reports what
  * each write changed (changes.ts).
  *
  * Every method that changes something takes an optional audit entry last. It is written in the
@@ -21,6 +21,7 @@ import type { HourGroup, HourRow } from '../domain/usage-hours.js';
 import type { UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
 import type { AccountStore } from './accounts-store.js';
+import type { AlertStore } from './alerts-store.js';
 import type { AuditStore } from './audit-store.js';
 import type { KeyStore } from './keys-store.js';
 import type { LedgerStore } from './ledger-store.js';
@@ -32,6 +33,13 @@ import type { UsageStore } from './usage-store.js';
 import type { UserStore } from './users-store.js';
 
 export type { AccountPatch, AccountSnapshot, AccountStore } from './accounts-store.js';
+export type {
+  AlertMailRecord,
+  AlertMailResult,
+  AlertMailStatus,
+  AlertStore,
+  DueAlertMail,
+} from './alerts-store.js';
 export type { AuditQuery, AuditStore } from './audit-store.js';
 export type { KeyEntry, KeyStore } from './keys-store.js';
 export type { LedgerAppend, LedgerOutcome, LedgerStore } from './ledger-store.js';
@@ -138,7 +146,8 @@ export interface WebhookStore {
   removeEndpoint(id: string, audit?: AuditEntry): Promise<WebhookEndpoint | undefined>;
   /**
    * Gives the events not yet fanned out (oldest first, at most `limit`) a delivery for each endpoint
-   * that wants them, due at `now`, in one transaction; how many events it took.
+   * that wants them, due at `now`, and those owners are mailed about a mail for each owner who wants
+   * them (AlertStore), in one transaction; how many events it took.
    */
   fanOut(now: EpochSeconds, newDeliveryId: () => string, limit: number): Promise<number>;
   /**
@@ -168,7 +177,10 @@ export interface WebhookStore {
   getDelivery(id: string): Promise<WebhookDelivery | undefined>;
   /** Makes the delivery due again now, with a fresh schedule (audited when there was one). */
   replay(id: string, now: EpochSeconds, audit?: AuditEntry): Promise<WebhookDelivery | undefined>;
-  /** Deletes finished deliveries, and events none waits for, older than `before`; how many deliveries. */
+  /**
+   * Deletes finished deliveries, events none waits for, and customer alert mails (whatever their
+   * status), older than `before`; how many deliveries.
+   */
   prune(before: EpochSeconds): Promise<number>;
   /** Every event recorded, oldest first (tests and the CLI's view of the outbox). */
   events(page: Page): Promise<WebhookEvent[]>;
@@ -267,4 +279,5 @@ export interface Store {
   readonly console: ConsoleStore;
   readonly oauth: OAuthStore;
   readonly payments: PaymentStore;
+  readonly alerts: AlertStore;
 }

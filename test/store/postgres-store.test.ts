@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { postgresAvailable, scratchPostgresStore } from '../postgres.js';
 import { accountsContract } from './accounts-contract.js';
+import { alertsContract } from './alerts-contract.js';
 import { auditContract } from './audit-contract.js';
 import { catalogueContract } from './catalogue-contract.js';
 import { keysContract } from './keys-contract.js';
@@ -27,5 +28,6 @@ describe.skipIf(!available)('PostgreSQL backend', () => {
   catalogueContract('PostgreSQL', async () => scratchPostgresStore());
   usageHistoryContract('PostgreSQL', async () => scratchPostgresStore());
   webhooksContract('PostgreSQL', async () => scratchPostgresStore());
+  alertsContract('PostgreSQL', async () => scratchPostgresStore());
   metersContract('PostgreSQL', async () => scratchPostgresStore());
 });

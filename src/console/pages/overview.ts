@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { GetAccountResponse } from '../../service/views.js';
 import { accountPage, type ConsolePageDeps, notFound, planLabel } from '../context.js';
+import { alertsSection } from './alerts.js';
 
 interface WindowRow {
   category: string;
@@ -46,14 +47,20 @@ export function windowRows(fairUse: unknown): WindowRow[] {
 }
 
 export async function overviewPage(app: FastifyInstance, deps: ConsolePageDeps): Promise<void> {
-  accountPage(app, deps, { path: '', current: 'Overview', template: 'overview' }, async (accountId) => {
-    const json = await deps.uses.accountViewJson(accountId);
-    if (json === undefined) throw notFound();
-    const { results } = JSON.parse(json) as GetAccountResponse;
-    return {
-      account: results,
-      plan: await planLabel(deps, results.plan),
-      windows: windowRows(results.fair_use),
-    };
-  });
+  accountPage(
+    app,
+    deps,
+    { path: '', current: 'Overview', template: 'overview' },
+    async (accountId, request) => {
+      const json = await deps.uses.accountViewJson(accountId);
+      if (json === undefined) throw notFound();
+      const { results } = JSON.parse(json) as GetAccountResponse;
+      return {
+        account: results,
+        plan: await planLabel(deps, results.plan),
+        windows: windowRows(results.fair_use),
+        ...(await alertsSection(deps, request)),
+      };
+    },
+  );
 }

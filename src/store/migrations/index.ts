@@ -12,6 +12,7 @@ import { fairUseByCategory } from './010-fair-use-by-category.js';
 import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
 import { paymentsMigration } from './013-payments.js';
+import { customerAlertsMigration } from './015-customer-alerts.js';
 import { planNamesMigration } from './016-plan-names.js';
 import { usageHourly } from './017-usage-hourly.js';
 
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   consoleMigration,
   oauth,
   paymentsMigration,
+  customerAlertsMigration,
   planNamesMigration,
   usageHourly,
 ];

@@ -9,6 +9,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import type { Plan } from '../../domain/plans.js';
 import type { Store } from '../store.js';
 import { PgAccounts } from './accounts.js';
+import { PgAlerts } from './alerts.js';
 import { PgApiKeys } from './api-keys.js';
 import { PgAudit } from './audit.js';
 import { PgCatalogue } from './catalogue.js';
@@ -45,6 +46,7 @@ export class PostgresStore implements Store {
   readonly oauth: PgOAuth;
   readonly payments: PgPayments;
   readonly console: PgConsole;
+  readonly alerts: PgAlerts;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -73,6 +75,7 @@ export class PostgresStore implements Store {
     this.oauth = new PgOAuth(this.t);
     this.payments = new PgPayments(this.t);
     this.console = new PgConsole(this.t);
+    this.alerts = new PgAlerts(this.t);
   }
 
   /** In sync only while the change feed is proven alive. */

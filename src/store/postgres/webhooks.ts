@@ -24,6 +24,7 @@ import {
   toEndpoint,
   toEvent,
 } from '../webhook-rows.js';
+import { queueAlertMails } from './alerts.js';
 import { writeAudit } from './audit.js';
 import { guard, type PgQueryable } from './driver.js';
 import type { PgTransactions } from './transactions.js';
@@ -120,6 +121,7 @@ export class PgWebhooks implements WebhookStore {
         [rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.eventId), now],
       );
     }
+    await queueAlertMails(db, events, now);
     await db.query('UPDATE webhook_events SET fanned_out = 1 WHERE id = ANY($1::text[])', [
       events.map((e) => e.id),
     ]);
@@ -239,6 +241,8 @@ export class PgWebhooks implements WebhookStore {
            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
         [before],
       );
+      // Alert mails keep their event's body: they go on their own age, whatever became of them.
+      await db.query('DELETE FROM alert_mails WHERE created_at < $1', [before]);
       return gone.length;
     });
   }

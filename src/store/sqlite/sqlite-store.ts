@@ -9,6 +9,7 @@ import type { EpochSeconds } from '../../domain/clock.js';
 import type { Plan } from '../../domain/plans.js';
 import type { Store } from '../store.js';
 import { SqliteAccounts } from './accounts.js';
+import { SqliteAlerts } from './alerts.js';
 import { SqliteApiKeys } from './api-keys.js';
 import { SqliteAudit } from './audit.js';
 import { SqliteCatalogue } from './catalogue.js';
@@ -47,6 +48,7 @@ export class SqliteStore implements Store {
   readonly oauth: SqliteOAuth;
   readonly payments: SqlitePayments;
   readonly console: SqliteConsole;
+  readonly alerts: SqliteAlerts;
 
   constructor(options: SqliteStoreOptions) {
     makePrivate(options.path);
@@ -65,6 +67,7 @@ export class SqliteStore implements Store {
     this.oauth = new SqliteOAuth(this.x);
     this.payments = new SqlitePayments(this.x);
     this.console = new SqliteConsole(this.x);
+    this.alerts = new SqliteAlerts(this.x);
   }
 
   migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {

@@ -25,6 +25,7 @@ import {
   toEndpoint,
   toEvent,
 } from '../webhook-rows.js';
+import { queueAlertMails } from './alerts.js';
 import { writeAudit } from './audit.js';
 import type { SqliteExecutor } from './executor.js';
 
@@ -103,6 +104,7 @@ export class SqliteWebhooks implements WebhookStore {
         )
         .run(d.id, d.endpointId, d.eventId, now, now, now);
     }
+    queueAlertMails(this.x, events, now);
     const mark = this.x.sql('UPDATE webhook_events SET fanned_out = 1 WHERE id = ?');
     for (const e of events) mark.run(e.id);
     return events.length;
@@ -230,6 +232,8 @@ export class SqliteWebhooks implements WebhookStore {
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
         )
         .run(before);
+      // Alert mails keep their event's body: they go on their own age, whatever became of them.
+      this.x.sql('DELETE FROM alert_mails WHERE created_at < ?').run(before);
       return n;
     });
   }
