@@ -2,7 +2,7 @@
  * The Overview's Notifications form, with plain fetch against the app as the server builds it, on
  * SQLite and PostgreSQL: an owner turns the alert emails off and on again (audited as them); the
  * form without its CSRF token, or with another session's, is 403; account B's id in its address is
- * 404; a member sees that the emails go to the owners and is answered 404; a value that is neither
+ * 404; a member sees that the emails go to the owners and is answered 403 (the page is for owners); a value that is neither
  * on nor off is 400; a hostile account name is escaped. Nothing is changed by a refused post.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ describe.each(backends)('the Notifications form, on %s', (backend) => {
     expect((await overview(owner, w.b.accountId)).status).toBe(404);
   });
 
-  it('tells a member the emails go to the owners, with no form, and answers 404 to their post', async () => {
+  it('tells a member the emails go to the owners, with no form, and answers 403 to their post', async () => {
     const member = await w.signIn(w.a.member);
     const page = await overview(member);
     expect(pageText(page.body)).toContain("go to the account's owners");
@@ -89,7 +89,7 @@ describe.each(backends)('the Notifications form, on %s', (backend) => {
       form: { _csrf: token, alert_mails: 'off' },
       follow: false,
     });
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(403);
     expect(await mailsOn(w.a.accountId, w.a.memberUserId)).toBe(true);
   });
 
