@@ -6,7 +6,7 @@
 import { type EpochSeconds, isoSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
 import { byWindowKey, categorySpan, findWindow, indexInSpan, windowInSpan } from './fair-use-order.js';
-import { type CompiledSlot, categoryShape, type MetadataSlot } from './fair-use-shape.js';
+import { type CompiledSlot, categoryShape, type MetadataSlot, metadataSlots } from './fair-use-shape.js';
 import type { WindowSlot, WindowState } from './fair-use-window.js';
 import type { Category, PlanLimits, Unit, WindowKey } from './plans.js';
 
@@ -37,7 +37,8 @@ export type FairUseView = Record<'enrich' | 'search', DefaultCategoryView>;
 
 /**
  * `metadata.fair_use`, typed as the default plans answer it: `records_remaining_<window>` and
- * `records_reset_<window>` of each records window of the category, in the plan's order.
+ * `records_reset_<window>` of each records window of the category, in the plan's order (a tool
+ * counting another unit: `<unit>_remaining_<window>` and `<unit>_reset_<window>` of that unit's).
  */
 export interface FairUseMetadata {
   records_remaining_5h: number;
@@ -121,22 +122,25 @@ export function categoryView(
 }
 
 /**
- * `metadata.fair_use`: a category's records windows, in the plan's order (none: empty); a window
- * not running resets a full length from now.
+ * `metadata.fair_use`: the windows of a category's `unit` (records unless told: get_account's, and a
+ * records tool's), in the plan's order, as `<unit>_remaining_<window>` and `<unit>_reset_<window>`
+ * (none: empty); a window not running resets a full length from now.
  */
 export function fairUseMetadata(
   limits: PlanLimits,
   states: readonly WindowState[],
   category: Category,
   now: EpochSeconds,
+  unit: Unit = 'records',
 ): FairUseMetadata {
-  const slots = categoryShape(limits, category).metadata;
+  const shape = categoryShape(limits, category);
   const [start, end] = categorySpan(states, category);
-  if (slots.length === 2 && slots[0]!.window === '5h' && slots[1]!.window === '1w') {
+  if (unit === 'records' && shape.seedMetadata) {
     // The default plans' shape written out: named members cost less than keyed ones, and this is
     // rendered on every get_account answered from memory.
-    const h5 = metadataPart(slots[0]!, windowInSpan(states, start, end, 'records', '5h'), now);
-    const w1 = metadataPart(slots[1]!, windowInSpan(states, start, end, 'records', '1w'), now);
+    const [s5h, s1w] = shape.seedMetadata;
+    const h5 = metadataPart(s5h, windowInSpan(states, start, end, 'records', '5h'), now);
+    const w1 = metadataPart(s1w, windowInSpan(states, start, end, 'records', '1w'), now);
     return {
       records_remaining_5h: h5.remaining,
       records_reset_5h: h5.reset,
@@ -145,8 +149,8 @@ export function fairUseMetadata(
     };
   }
   const meta: Record<string, number | string> = {};
-  for (const m of slots) {
-    const state = windowInSpan(states, start, end, 'records', m.window);
+  for (const m of metadataSlots(shape, unit)) {
+    const state = windowInSpan(states, start, end, unit, m.window);
     const running = isRunning(state, now);
     meta[m.remainingKey] = running ? Math.max(0, m.limit - state.used) : m.limit;
     meta[m.resetKey] = isoSeconds(running ? state.endsAt : now + m.lengthSeconds);

@@ -22,7 +22,7 @@ import {
 } from '../domain/fair-use.js';
 import { newId } from '../domain/ids.js';
 import { fingerprint, validateIdempotencyKey } from '../domain/ledger.js';
-import type { Category } from '../domain/plans.js';
+import type { Category, Unit } from '../domain/plans.js';
 import type { AccountSnapshot, UsageCommit, UsageOutcome } from '../store/store.js';
 import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
@@ -104,6 +104,8 @@ export class UsageService {
     const given = amountsOf(input);
     if (!given.ok) return Promise.resolve(given);
     const category = String(input.category);
+    // The unit the answer's metadata summarises: the one given, else records (as before units).
+    const unit = input.unit === undefined ? 'records' : String(input.unit);
     const amounts = validateAmounts(category, given.value);
     if (!amounts.ok) return Promise.resolve(amounts);
     const idem = validateIdempotencyKey(input.idempotency_key);
@@ -112,7 +114,7 @@ export class UsageService {
       if (!snapshot) return Promise.resolve(fail('not_found', `No account "${accountId}".`));
       const known = checkKnown(snapshot.plan.limits, category, amounts.value);
       if (!known.ok) return Promise.resolve(known);
-      return this.recordFor(snapshot, category, amounts.value, idem.value, by);
+      return this.recordFor(snapshot, category, unit, amounts.value, idem.value, by);
     };
     // An account in memory is metered without waiting for a read.
     const snapshot = this.deps.reads.getSnapshot(accountId);
@@ -122,6 +124,7 @@ export class UsageService {
   private recordFor(
     snapshot: AccountSnapshot,
     category: Category,
+    unit: Unit,
     amounts: Amounts,
     idempotencyKey: string | null,
     by: AuditContext | undefined,
@@ -136,7 +139,7 @@ export class UsageService {
         category,
         recorded: amounts,
         fair_use: { [category]: categoryView(snapshot.plan.limits, windows, category, t) },
-        metadata: { fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, t) },
+        metadata: { fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, t, unit) },
       }),
     };
     if (idempotencyKey !== null) req.idempotency = { key: idempotencyKey, payload: { category, ...amounts } };

@@ -109,7 +109,7 @@ async function runMetered(
         // The store has decided: the request is counted in its windows from here on, not held.
         hold.release();
         return envelope(answer, {
-          fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now),
+          fair_use: fairUseMetadata(snapshot.plan.limits, windows, category, now, unit),
           tokens_charged: cost,
           tokens_remaining: balanceOf(snapshot, balanceAfter),
         });

@@ -52,7 +52,10 @@ export const FairUseSchema = Type.Object(
   { additionalProperties: MeterCategorySchema },
 );
 
-/** `records_remaining_<window>` and `records_reset_<window>` of each records window of the category. */
+/**
+ * `<unit>_remaining_<window>` and `<unit>_reset_<window>` of each window of the unit the call counts
+ * (records for get_account and the default tools: the spec's four members).
+ */
 export const FairUseMetadataSchema = Type.Object(
   {
     records_remaining_5h: Type.Optional(
@@ -68,8 +71,13 @@ export const FairUseMetadataSchema = Type.Object(
       Type.String({ format: 'date-time', description: 'Reset time of the 1-week window' }),
     ),
   },
-  // A type list, not anyOf (see resets_at).
-  { additionalProperties: Type.Unsafe<number | string>({ type: ['integer', 'string'] }) },
+  {
+    // A type list, not anyOf (see resets_at).
+    additionalProperties: Type.Unsafe<number | string>({ type: ['integer', 'string'] }),
+    description:
+      'The windows of the category and unit the call counts: <unit>_remaining_<window> and ' +
+      '<unit>_reset_<window> (pages_remaining_1d for a tool metered in pages)',
+  },
 );
 
 /** The usage endpoint's answer: the consumption and its category's windows after it. */

@@ -399,6 +399,44 @@ describe('metadata.fair_use', () => {
     const states = consume([], 'enrich', { records: 4, requests: 1 }, T);
     expect(fairUseMetadata(LIMITS, states, 'search', T).records_remaining_5h).toBe(6);
   });
+
+  it("summarises the unit it is asked about, named after it, in the plan's order", () => {
+    const team: PlanLimits = {
+      scrape: { records: { '1d': 100 }, pages: { '1h': 5, '1d': 20 }, requests: { '1h': 10 } },
+    };
+    const states = consume([], 'scrape', { pages: 3, requests: 1 }, T, team);
+    const pages = fairUseMetadata(team, states, 'scrape', T + 60, 'pages');
+    expect(Object.keys(pages)).toEqual([
+      'pages_remaining_1h',
+      'pages_reset_1h',
+      'pages_remaining_1d',
+      'pages_reset_1d',
+    ]);
+    expect(pages).toEqual({
+      pages_remaining_1h: 2,
+      pages_reset_1h: isoSeconds(T + 3_600),
+      pages_remaining_1d: 17,
+      pages_reset_1d: isoSeconds(T + 86_400),
+    });
+    // Records by default, as get_account asks; a unit the category does not limit: nothing.
+    expect(fairUseMetadata(team, states, 'scrape', T)).toEqual({
+      records_remaining_1d: 100,
+      records_reset_1d: isoSeconds(T + 86_400),
+    });
+    expect(fairUseMetadata(team, states, 'scrape', T, 'messages')).toEqual({});
+  });
+
+  it('answers the default plans in records exactly their four members, whatever else the category has', () => {
+    const states = consume([], 'enrich', { records: 2, requests: 1 }, T);
+    const meta = fairUseMetadata(LIMITS, states, 'enrich', T, 'records');
+    expect(Object.keys(meta)).toEqual([
+      'records_remaining_5h',
+      'records_reset_5h',
+      'records_remaining_1w',
+      'records_reset_1w',
+    ]);
+    expect(meta.records_remaining_5h).toBe(8);
+  });
 });
 
 describe('validateAmounts', () => {

@@ -91,6 +91,8 @@ describe("meters of the operator's own", () => {
     expect(ok.body).toContain('"recorded":{"pages":4,"requests":1}');
     expect(Object.keys(ok.json().fair_use)).toEqual(['scrape']);
     expect(ok.json().fair_use.scrape.pages['1d'].used).toBe(4);
+    // The metadata summarises the unit given.
+    expect(ok.json().metadata.fair_use).toMatchObject({ pages_remaining_1h: 1, pages_remaining_1d: 16 });
     const again = await usage(accountId, {
       category: 'scrape',
       unit: 'pages',
@@ -157,7 +159,15 @@ describe("meters of the operator's own", () => {
     const call = (n: number) => callTool(h.app, key, 'scrape_pages', { n });
     const hit = await call(3);
     expect(hit.statusCode).toBe(200);
-    expect(hit.json().metadata).toMatchObject({ tokens_charged: 3, fair_use: { records_remaining_1d: 100 } });
+    // The windows of its own unit, pages; not the category's records.
+    expect(hit.json().metadata).toMatchObject({ tokens_charged: 3, fair_use: { pages_remaining_1h: 2 } });
+    expect(Object.keys(hit.json().metadata.fair_use)).toEqual([
+      'pages_remaining_1h',
+      'pages_reset_1h',
+      'pages_remaining_1d',
+      'pages_reset_1d',
+    ]);
+    expect(hit.json().metadata.fair_use.pages_remaining_1d).toBe(17);
     const snapshot = await h.store.accounts.snapshot(accountId);
     const used = Object.fromEntries(snapshot!.windows.map((w) => [`${w.unit}.${w.window}`, w.used]));
     expect(used).toEqual({ 'pages.1d': 3, 'pages.1h': 3, 'requests.1h': 1 });
