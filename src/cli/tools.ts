@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ToolMetering } from '../domain/catalogue.js';
+import { unitSingular } from '../domain/plans.js';
 import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
 import { withAdmin } from './context.js';
@@ -119,12 +120,12 @@ function importText(a: ImportAnswer): string {
 
 const category = (m: ToolMetering | null): string => m?.category ?? 'free';
 
-/** What a call costs: `2/call + 1/record`, or `0` for a free tool or one metered at nothing. */
+/** What a call costs: `2/call + 1/record` (`1/page` in its unit), or `0` for a free tool or one metered at nothing. */
 function tokensText(m: ToolMetering | null): string {
   if (!m) return '0';
   const parts = [
     m.tokens_per_call > 0 ? `${m.tokens_per_call}/call` : '',
-    m.tokens_per_record > 0 ? `${m.tokens_per_record}/record` : '',
+    m.tokens_per_record > 0 ? `${m.tokens_per_record}/${unitSingular(m.unit ?? 'records')}` : '',
   ].filter(Boolean);
   return parts.length > 0 ? parts.join(' + ') : '0';
 }
@@ -155,12 +156,13 @@ function toolBlock(t: ToolRecord): string {
     // A description's own lines continue under the value column; anything else in it is escaped.
     ['description', t.description === '' ? '-' : t.description.split(/\r?\n/)],
     ['category', category(m)],
+    ...(m ? ([['unit', m.unit ?? 'records']] as const) : []),
     ['tokens', tokensText(m)],
     ...(m
       ? ([
-          ['records pointer', JSON.stringify(m.records_pointer)],
+          [`${m.unit ?? 'records'} pointer`, JSON.stringify(m.records_pointer)],
           [
-            'expected records',
+            `expected ${m.unit ?? 'records'}`,
             m.expected_records_pointer === null ? '-' : JSON.stringify(m.expected_records_pointer),
           ],
         ] as const)

@@ -70,6 +70,17 @@ export function windowSeconds(window: string): number | undefined {
   return seconds <= MAX_WINDOW_SECONDS ? seconds : undefined;
 }
 
+/**
+ * One of a unit, for prices and labels ("per page", "1 page"): units are named in the plural
+ * (records, pages, messages, queries, batches); a name that is not ends as it is.
+ */
+export function unitSingular(unit: Unit): string {
+  if (unit.length > 3 && unit.endsWith('ies')) return `${unit.slice(0, -3)}y`;
+  if (/(?:ss|x|ch|sh)es$/.test(unit)) return unit.slice(0, -2);
+  if (unit.length > 1 && unit.endsWith('s') && !unit.endsWith('ss')) return unit.slice(0, -1);
+  return unit;
+}
+
 export function limitOf(limits: PlanLimits, category: Category, unit: Unit, window: WindowKey): number {
   return limits[category]?.[unit]?.[window] ?? 0;
 }

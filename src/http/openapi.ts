@@ -4,6 +4,7 @@
  * and go without a restart). Made once per catalogue revision.
  */
 
+import { unitSingular } from '../domain/plans.js';
 import type { ServedCatalogue } from '../tools/catalogue.js';
 import type { ServedTool } from '../tools/catalogue-tool.js';
 import { FairUseMetadataSchema } from '../tools/schemas.js';
@@ -60,7 +61,7 @@ function toolPath(served: ServedTool) {
   };
   const metering = d.metering
     ? `Metered: ${d.metering.category}; ${d.metering.tokens_per_call} tokens per call, ` +
-      `${d.metering.tokens_per_record} per record.`
+      `${d.metering.tokens_per_record} per ${unitSingular(d.metering.unit ?? 'records')}.`
     : 'Free: consumes no fair use and no tokens.';
   return {
     post: {

@@ -57,16 +57,21 @@ export interface BillingView {
   unlimited: boolean;
   current_period_start: string | null;
   current_period_end: string | null;
-  /** One figure per tool: per record where it charges per record, else per call. */
+  /** One figure per tool: per unit counted where it charges per unit, else per call. */
   token_costs: Record<string, number>;
-  /** Both figures: a tool may charge per call and per record. */
+  /** Both figures and the unit: a tool may charge per call and per unit counted. */
   token_cost_details: Record<string, TokenCost>;
 }
 
-/** What a tool charges: tokens per call (a hit), plus tokens per record it returns. */
+/**
+ * What a tool charges: tokens per call (a hit), plus tokens per unit it counts (`per_record`, named
+ * as the seed system has it; per page for a tool metered in pages).
+ */
 export interface TokenCost {
   per_call: number;
   per_record: number;
+  /** The unit `per_record` is per: records, or the tool's own (`metering.unit`, such as pages). */
+  unit: string;
 }
 
 /** What was used day by day from `start_date` to `end_date` (days without calls included). */

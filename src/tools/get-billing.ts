@@ -14,8 +14,9 @@ export const getBilling: AccountTool = {
     "Returns the plan, the subscription status and current period (a Stripe subscription's own status " +
     'and period; else a plan billed monthly runs from when the account joined it; otherwise status none ' +
     'and no dates), the token balance (-1 when unlimited) ' +
-    'and what each tool costs in tokens (token_costs: per record where it charges per record, else per ' +
-    'call; token_cost_details: both). Free.',
+    'and what each tool costs in tokens (token_costs: per unit counted where it charges per unit, else ' +
+    "per call; token_cost_details: both, and the unit per_record is per: records, or the tool's own " +
+    'such as pages). Free.',
   args: Type.Object({}, { additionalProperties: false, description: 'No arguments: send {}' }),
   response: Type.Object({
     results: Type.Object({
@@ -30,12 +31,21 @@ export const getBilling: AccountTool = {
       current_period_start: Iso,
       current_period_end: Iso,
       token_costs: Type.Record(Type.String(), Type.Integer(), {
-        description: 'Per tool: tokens per record where it charges per record, else per call',
+        description: 'Per tool: tokens per unit counted where it charges per unit, else per call',
       }),
       token_cost_details: Type.Record(
         Type.String(),
-        Type.Object({ per_call: Type.Integer(), per_record: Type.Integer() }),
-        { description: 'Per tool: tokens per call (a hit) and per record returned; both may apply' },
+        Type.Object({
+          per_call: Type.Integer(),
+          per_record: Type.Integer({ description: 'Tokens per unit counted (per record, per page...)' }),
+          unit: Type.String({
+            description: "The unit per_record is per: records, or the tool's own (pages)",
+          }),
+        }),
+        {
+          description:
+            'Per tool: tokens per call (a hit) and per unit counted, both may apply, and that unit',
+        },
       ),
     }),
     status: Type.Literal('ok'),

@@ -81,19 +81,20 @@ export class ToolRegistry {
   }
 
   /**
-   * Every tool's token cost, per call and per record (get_billing); account tools and free tools 0
-   * and 0. Made once per catalogue revision.
+   * Every tool's token cost, per call and per unit it counts, and that unit (get_billing); account
+   * tools and free tools 0 and 0 per record. Made once per catalogue revision.
    */
   tokenCosts(): Record<string, TokenCost> {
     const revision = this.catalogue?.revision ?? -1;
     if (this.costs?.revision === revision) return this.costs.costs;
     const costs: Record<string, TokenCost> = {};
-    for (const name of this.registered.keys()) costs[name] = { per_call: 0, per_record: 0 };
+    for (const name of this.registered.keys()) costs[name] = { per_call: 0, per_record: 0, unit: 'records' };
     for (const served of this.catalogue?.list() ?? []) {
       const m = served.definition.metering;
       costs[served.definition.name] = {
         per_call: m?.tokens_per_call ?? 0,
         per_record: m?.tokens_per_record ?? 0,
+        unit: m?.unit ?? 'records',
       };
     }
     this.costs = { revision, costs };

@@ -18,7 +18,7 @@ export interface ToolDeps {
   billing: BillingService;
   /** The `get_account` answer as JSON (Services.accountViewJson). */
   accountViewJson(accountId: string): string | undefined | Promise<string | undefined>;
-  /** Every tool's token cost, per call and per record (get_billing). */
+  /** Every tool's token cost, per call and per unit it counts, and the unit (get_billing). */
   tokenCosts(): Record<string, TokenCost>;
 }
 

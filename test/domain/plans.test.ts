@@ -5,6 +5,7 @@ import {
   limitOf,
   parseSlot,
   slotName,
+  unitSingular,
   validateLimits,
   validatePlanId,
   WINDOW_SECONDS,
@@ -222,5 +223,15 @@ describe("meters of the operator's own", () => {
     expect(!window.ok && window.error.message).toContain('window "1y" must be <n>m, <n>h, <n>d or <n>w');
     expect(validateLimits({ scrape: { pages: [] } }).ok).toBe(false);
     expect(validateLimits({ scrape: { pages: { '1d': -1 } } }).ok).toBe(false);
+  });
+});
+
+describe('unitSingular', () => {
+  it('names one of a unit, for prices and labels', () => {
+    const one = (units: string[]) => units.map(unitSingular);
+    expect(
+      one(['records', 'pages', 'messages', 'requests', 'queries', 'batches', 'boxes', 'addresses']),
+    ).toEqual(['record', 'page', 'message', 'request', 'query', 'batch', 'box', 'address']);
+    expect(one(['kb', 'mail', 's', 'access'])).toEqual(['kb', 'mail', 's', 'access']);
   });
 });

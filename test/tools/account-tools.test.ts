@@ -63,12 +63,12 @@ describe('account tools', () => {
           token_costs: { get_account: 0, get_billing: 0, get_usage: 0, find_people: 2, lookup: 3, ping: 0 },
           // find_people's 2 is per record, lookup's 3 per call: the details tell them apart.
           token_cost_details: {
-            get_account: { per_call: 0, per_record: 0 },
-            get_billing: { per_call: 0, per_record: 0 },
-            get_usage: { per_call: 0, per_record: 0 },
-            find_people: { per_call: 1, per_record: 2 },
-            lookup: { per_call: 3, per_record: 0 },
-            ping: { per_call: 0, per_record: 0 },
+            get_account: { per_call: 0, per_record: 0, unit: 'records' },
+            get_billing: { per_call: 0, per_record: 0, unit: 'records' },
+            get_usage: { per_call: 0, per_record: 0, unit: 'records' },
+            find_people: { per_call: 1, per_record: 2, unit: 'records' },
+            lookup: { per_call: 3, per_record: 0, unit: 'records' },
+            ping: { per_call: 0, per_record: 0, unit: 'records' },
           },
         },
         status: 'ok',

@@ -99,12 +99,12 @@ describe('the tool registry, on a served catalogue', () => {
 
   it('prices every tool per call and per record; account and free tools 0 and 0', () => {
     expect(registry.tokenCosts()).toEqual({
-      get_account: { per_call: 0, per_record: 0 },
-      get_billing: { per_call: 0, per_record: 0 },
-      get_usage: { per_call: 0, per_record: 0 },
-      alpha_ping: { per_call: 0, per_record: 0 },
-      locked: { per_call: 0, per_record: 0 },
-      zeta_people: { per_call: 2, per_record: 1 },
+      get_account: { per_call: 0, per_record: 0, unit: 'records' },
+      get_billing: { per_call: 0, per_record: 0, unit: 'records' },
+      get_usage: { per_call: 0, per_record: 0, unit: 'records' },
+      alpha_ping: { per_call: 0, per_record: 0, unit: 'records' },
+      locked: { per_call: 0, per_record: 0, unit: 'records' },
+      zeta_people: { per_call: 2, per_record: 1, unit: 'records' },
     });
   });
 
@@ -187,7 +187,11 @@ describe('the tool registry, on a served catalogue', () => {
         locked: 0,
         zeta_people: 1,
       });
-      expect(body.results.token_cost_details.zeta_people).toEqual({ per_call: 2, per_record: 1 });
+      expect(body.results.token_cost_details.zeta_people).toEqual({
+        per_call: 2,
+        per_record: 1,
+        unit: 'records',
+      });
     });
   });
 });

@@ -94,6 +94,11 @@ describe("the README's meters example", () => {
     expect(pages.status).toBe(200);
     expect(pages.body.results).toHaveLength(3);
     expect(pages.body.metadata).toMatchObject({ tokens_charged: 3, tokens_remaining: 97 });
+    // Its own unit's windows: how many pages are left today, and when the day ends.
+    expect(pages.body.metadata.fair_use).toEqual({
+      pages_remaining_1d: 1997,
+      pages_reset_1d: expect.stringMatching(/Z$/),
+    });
     const fairUse = (await call('get_account', {})).body.results.fair_use;
     expect(fairUse).toEqual({
       scrape: {
@@ -117,5 +122,9 @@ describe("the README's meters example", () => {
     expect((await call('get_account', {})).body.results.fair_use).toEqual({
       scrape: { requests: { '1h': expect.objectContaining({ used: 2 }) } },
     });
+  });
+
+  it("prices fetch_pages in its unit in the catalogue's list", async () => {
+    expect(await cli('tools', 'list')).toMatch(/^fetch_pages\s+scrape\s+1\/page\s/m);
   });
 });

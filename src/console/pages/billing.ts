@@ -6,7 +6,9 @@
  * changes when Stripe's event says so, never by this page alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { unitSingular } from '../../domain/plans.js';
 import { allowFormAction } from '../../http/web-headers.js';
+import type { TokenCost } from '../../service/billing.js';
 import { billingUrl } from '../../service/payments.js';
 import {
   ACCOUNT_PARAMS,
@@ -30,6 +32,31 @@ const RETURNS: Record<string, string> = {
 
 type BillingQuery = { checkout?: string; changed?: string };
 
+/**
+ * What each tool costs, its unit named: a column "Per record" (or "Per page") when every tool that
+ * charges by the amount counts the same unit, else "Per unit counted" with the unit in each cell.
+ */
+export function costsView(details: Record<string, TokenCost>) {
+  const tools = Object.entries(details).sort(([a], [b]) => (a < b ? -1 : 1));
+  const charged = [
+    ...new Set(tools.filter(([, c]) => c.per_record > 0).map(([, c]) => unitSingular(c.unit))),
+  ];
+  const one = charged.length <= 1 ? (charged[0] ?? 'record') : null;
+  const costs = tools.map(([tool, c]) => ({
+    tool,
+    perCall: c.per_call,
+    perUnit:
+      one !== null || c.per_record === 0
+        ? String(c.per_record)
+        : `${c.per_record} per ${unitSingular(c.unit)}`,
+  }));
+  return {
+    costs,
+    perUnitHeading: one !== null ? `Per ${one}` : 'Per unit counted',
+    costsCaption: `Tokens charged per call and per ${one ?? charged.join(' or ')} returned`,
+  };
+}
+
 async function billingView(
   deps: ConsolePageDeps,
   request: FastifyRequest<{ Params: AccountParams; Querystring: BillingQuery }>,
@@ -41,9 +68,7 @@ async function billingView(
   const snapshot = await deps.uses.reads.getSnapshot(accountId);
   if (!snapshot) throw notFound();
   const billing = deps.uses.billing.billing(snapshot, deps.tokenCosts());
-  const costs = Object.entries(billing.token_cost_details)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([tool, c]) => ({ tool, perCall: c.per_call, perRecord: c.per_record }));
+  const costs = costsView(billing.token_cost_details);
   const offers = await deps.uses.payments.offers(accountId);
   if (offers.ok && (offers.value.plans.length > 0 || offers.value.topups.length > 0 || offers.value.customer))
     allowFormAction(reply, deps.uses.payments.pageOrigins());
@@ -60,7 +85,7 @@ async function billingView(
     {
       billing,
       plan: await planLabel(deps, billing.plan),
-      costs,
+      ...costs,
       offers: offers.ok ? offers.value : null,
       returned,
       error,
