@@ -1,7 +1,8 @@
 /**
  * @module Usage history: what is counted of each authenticated tool call (per account, UTC day, key,
- * tool and surface), how a call's outcome is classed, the periods `get_usage` reports, and a
- * subscription's monthly billing period. Pure: days are `YYYY-MM-DD` strings, times epoch seconds.
+ * tool and surface; its amount by unit, records apart from pages), how a call's outcome is classed,
+ * the periods `get_usage` reports, and a subscription's monthly billing period. Pure: days are
+ * `YYYY-MM-DD` strings, times epoch seconds.
  */
 import type { EpochSeconds } from './clock.js';
 import { fail, ok, type Result } from './errors.js';
@@ -9,6 +10,7 @@ import { fail, ok, type Result } from './errors.js';
 export interface UsageCounts {
   calls: number;
   tokens: number;
+  /** The amounts of tools counting records (the seed system's unit). */
   records: number;
   /** Hits that returned records. */
   withData: number;
@@ -18,10 +20,19 @@ export interface UsageCounts {
   failed: number;
 }
 
+/** The counts, and the amounts of tools counting other units than records. */
+export interface CountsByUnit extends UsageCounts {
+  /**
+   * The amounts of tools counting another unit, by unit (`{"pages": 40}`); undefined when none:
+   * kept apart from records, never added to them.
+   */
+  units?: Record<string, number> | undefined;
+}
+
 export type Surface = 'http' | 'mcp';
 
 /** One row of the rollup: the counts of one account, day, key, tool and surface. */
-export interface UsageRow extends UsageCounts {
+export interface UsageRow extends CountsByUnit {
   accountId: string;
   day: string;
   keyId: string;
@@ -32,40 +43,59 @@ export interface UsageRow extends UsageCounts {
 export type UsageGrouping = 'day' | 'key' | 'tool';
 export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['day', 'key', 'tool'];
 
-/** What one call came to. */
+/**
+ * What one call came to: `records` is the amount it counted, in its tool's `unit` (records when
+ * absent).
+ */
 export type CallOutcome =
-  | { kind: 'answered'; records: number; tokens: number; missed: boolean }
+  | { kind: 'answered'; records: number; tokens: number; missed: boolean; unit?: string | undefined }
   | { kind: 'failed' };
 
-export const zeroCounts = (): UsageCounts => ({
+export const zeroCounts = (): CountsByUnit => ({
   calls: 0,
   tokens: 0,
   records: 0,
+  // Present from the start: counts made with and without it share one shape.
+  units: undefined,
   withData: 0,
   withoutData: 0,
   failed: 0,
 });
 
 /** Adds one call's outcome to `c` in place. */
-export function countCall(c: UsageCounts, outcome: CallOutcome): void {
+export function countCall(c: CountsByUnit, outcome: CallOutcome): void {
   c.calls++;
   if (outcome.kind === 'failed') {
     c.failed++;
     return;
   }
   c.tokens += outcome.tokens;
-  c.records += outcome.records;
+  const unit = outcome.unit;
+  if (unit === undefined || unit === 'records') c.records += outcome.records;
+  else if (outcome.records > 0) {
+    // Only a tool of another unit makes this object, once per row and day.
+    c.units ??= {};
+    c.units[unit] = (c.units[unit] ?? 0) + outcome.records;
+  }
   if (!outcome.missed && outcome.records > 0) c.withData++;
   else c.withoutData++;
 }
 
-export function addCounts(into: UsageCounts, from: UsageCounts): void {
+export function addCounts(into: CountsByUnit, from: CountsByUnit): void {
   into.calls += from.calls;
   into.tokens += from.tokens;
   into.records += from.records;
+  if (from.units) into.units = sumUnits(into.units, from.units);
   into.withData += from.withData;
   into.withoutData += from.withoutData;
   into.failed += from.failed;
+}
+
+/** Two sets of unit amounts summed, as a new object: a group's may be shared by its copies. */
+function sumUnits(a: Record<string, number> | undefined, b: Record<string, number>): Record<string, number> {
+  const sum: Record<string, number> = { ...a };
+  for (const unit in b) if (Object.hasOwn(b, unit)) sum[unit] = (sum[unit] ?? 0) + b[unit]!;
+  return sum;
 }
 
 const DAY_SECONDS = 86_400;

@@ -122,19 +122,23 @@ export class UsageCounters {
     else row.tokens += outcome.tokens;
   }
 
-  /** Counts a call answered, with what it came to (none given: an account tool's, no records, no tokens). */
+  /**
+   * Counts a call answered, with what it came to, its amount in its unit (none given: an account
+   * tool's, no records, no tokens).
+   */
   answered(
     accountId: string,
     keyId: string,
     tool: string,
     surface: Surface,
-    outcome: { records: number; tokens: number; missed: boolean } | undefined,
+    outcome: { records: number; tokens: number; missed: boolean; unit?: string | undefined } | undefined,
   ): void {
     this.count(accountId, keyId, tool, surface, {
       kind: 'answered',
       records: outcome ? outcome.records : 0,
       tokens: outcome ? outcome.tokens : 0,
       missed: outcome ? outcome.missed : false,
+      unit: outcome?.unit,
     });
   }
 
@@ -211,6 +215,7 @@ export class UsageCounters {
     const batch: UsageRow[] = rows.map((row) => {
       row.queued = false;
       const { queued: _, ...taken } = row;
+      // Its units object goes with the counts taken; the row starts without one.
       Object.assign(row, zeroCounts());
       return taken;
     });

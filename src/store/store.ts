@@ -16,7 +16,7 @@ import type { AuditEntry } from '../domain/audit.js';
 import type { ToolDefinition } from '../domain/catalogue.js';
 import type { EpochSeconds } from '../domain/clock.js';
 import type { Plan } from '../domain/plans.js';
-import type { UsageCounts, UsageGrouping, UsageRow } from '../domain/usage-history.js';
+import type { CountsByUnit, UsageGrouping, UsageRow } from '../domain/usage-history.js';
 import type { HourGroup, HourRow } from '../domain/usage-hours.js';
 import type { UserRole } from '../domain/users.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../domain/webhooks.js';
@@ -92,7 +92,7 @@ export interface CatalogueStore {
 }
 
 /** One group of a usage history: a day, a key id or a tool, and its summed counts. */
-export type UsageGroup = UsageCounts & { group: string };
+export type UsageGroup = CountsByUnit & { group: string };
 
 /**
  * The per-day usage rollup, and the last days by the hour. Servers add their counts to it (additive

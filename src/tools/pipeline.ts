@@ -115,7 +115,7 @@ async function runMetered(
         });
       },
     });
-    if (committed.ok) outcome = { records, tokens: cost, missed: answer.missed === true };
+    if (committed.ok) outcome = { records, tokens: cost, missed: answer.missed === true, unit };
   } finally {
     hold.release();
   }

@@ -33,9 +33,12 @@ export interface ToolContext {
 
 /** What a data tool's call came to, once committed: for the usage history. */
 export interface Outcome {
+  /** The amount counted, in `unit`. */
   records: number;
   tokens: number;
   missed: boolean;
+  /** The metered tool's unit (records when absent): the history keeps each unit apart. */
+  unit?: string;
 }
 
 interface ToolBase {

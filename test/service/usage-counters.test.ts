@@ -123,6 +123,51 @@ describe('usage counters', () => {
     expect((await h.store.usageHistory.hours('acc_a', '2026-04-15')).map((g) => g.calls)).toEqual([3]);
   });
 
+  it('counts the amounts of a tool metered in pages apart from records, through a failed write too', async () => {
+    const pages = { kind: 'answered', records: 3, tokens: 3, missed: false, unit: 'pages' } as const;
+    counters.count('acc_a', 'key_1', 'fetch', 'http', pages);
+    counters.answered('acc_a', 'key_1', 'fetch', 'mcp', {
+      records: 2,
+      tokens: 2,
+      missed: false,
+      unit: 'pages',
+    });
+    counters.count('acc_a', 'key_1', 'find', 'http', hit);
+    counters.answered('acc_a', 'key_1', 'fetch', 'http', {
+      records: 0,
+      tokens: 0,
+      missed: true,
+      unit: 'pages',
+    });
+    expect(counters.unwritten('acc_a', '2026-04-15', '2026-04-15', 'tool')).toEqual([
+      {
+        group: 'fetch',
+        calls: 3,
+        tokens: 5,
+        records: 0,
+        units: { pages: 5 },
+        withData: 2,
+        withoutData: 1,
+        failed: 0,
+      },
+      { group: 'find', calls: 1, tokens: 3, records: 2, withData: 1, withoutData: 0, failed: 0 },
+    ]);
+    const raw = new Database(h.dbPath);
+    raw.exec('ALTER TABLE usage_daily_units RENAME TO usage_daily_units_away');
+    await expect(counters.flush()).rejects.toThrow();
+    counters.count('acc_a', 'key_1', 'fetch', 'http', pages);
+    raw.exec('ALTER TABLE usage_daily_units_away RENAME TO usage_daily_units');
+    raw.close();
+    await counters.flush();
+    expect(await stored('tool')).toEqual([
+      expect.objectContaining({ group: 'fetch', calls: 4, records: 0, units: { pages: 8 } }),
+      expect.objectContaining({ group: 'find', calls: 1, records: 2 }),
+    ]);
+    // Written once: the rows start again without their pages.
+    await counters.flush();
+    expect((await stored('tool'))[0]?.units).toEqual({ pages: 8 });
+  });
+
   it('prunes the days older than the retention when it writes', async () => {
     await h.store.usageHistory.add([
       {

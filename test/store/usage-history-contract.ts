@@ -1,8 +1,8 @@
 /**
  * The usage rollup's and billing periods' part of the Store contract, run on every backend:
  * additive upserts that add up under concurrency, summed reads by day, key and tool over inclusive
- * ranges, the hours of a day written with the days (both or neither), pruning; a plan's
- * subscription and an account's plan_since.
+ * ranges, the hours of a day written with the days (both or neither), amounts of other units than
+ * records kept apart by unit, pruning; a plan's subscription and an account's plan_since.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/accounts.js';
@@ -76,14 +76,78 @@ export function usageHistoryContract(name: string, makeStore: () => Promise<Stor
       expect(await store.usageHistory.history('acc_none', '2026-04-01', '2026-04-30', 'day')).toEqual([]);
     });
 
+    it('keeps amounts of other units apart from records, summed by unit, and absent where none', async () => {
+      await store.usageHistory.add([
+        row({ tool: 'fetch_pages', calls: 2, withData: 2, units: { pages: 7 } }),
+        row({ tool: 'fetch_pages', surface: 'mcp', units: { pages: 3 } }),
+        row({ tool: 'send_mail', keyId: 'key_2', units: { messages: 4, pages: 1 } }),
+        row({ records: 5, withData: 1 }),
+        row({ day: '2026-04-16', tool: 'fetch_pages', units: { pages: 2 } }),
+        row({ day: '2026-04-17' }),
+      ]);
+      await store.usageHistory.add([row({ tool: 'fetch_pages', units: { pages: 10 } })]);
+
+      const byDay = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-17', 'day');
+      expect(byDay).toEqual([
+        {
+          group: '2026-04-15',
+          calls: 6,
+          tokens: 0,
+          records: 5,
+          units: { messages: 4, pages: 21 },
+          withData: 3,
+          withoutData: 0,
+          failed: 0,
+        },
+        expect.objectContaining({ group: '2026-04-16', records: 0, units: { pages: 2 } }),
+        expect.objectContaining({ group: '2026-04-17', calls: 1 }),
+      ]);
+      expect(byDay[2]?.units).toBeUndefined();
+      // Units in their order, whichever came first.
+      expect(Object.keys(byDay[0]!.units!)).toEqual(['messages', 'pages']);
+      const byTool = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-16', 'tool');
+      expect(byTool.map((g) => [g.group, g.records, g.units])).toEqual([
+        ['fetch_pages', 0, { pages: 22 }],
+        ['search_people', 5, undefined],
+        ['send_mail', 0, { messages: 4, pages: 1 }],
+      ]);
+      const byKey = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'key');
+      expect(byKey.map((g) => [g.group, g.units])).toEqual([
+        ['key_1', { pages: 20 }],
+        ['key_2', { messages: 4, pages: 1 }],
+      ]);
+      // Written with the hours in one statement, or not at all.
+      await store.usageHistory.add([row({ day: '2026-04-17', units: { pages: 5 } })], [hour({ calls: 1 })]);
+      await expect(
+        store.usageHistory.add([row({ day: '2026-04-17', units: { pages: 99 } })], [hour({ hour: 24 })]),
+      ).rejects.toThrow();
+      expect((await store.usageHistory.history('acc_a', '2026-04-17', '2026-04-17', 'day'))[0]).toMatchObject(
+        { calls: 2, units: { pages: 5 } },
+      );
+      expect(await store.usageHistory.hours('acc_a', '2026-04-15')).toEqual([
+        expect.objectContaining({ calls: 1 }),
+      ]);
+      // Pruned with their day.
+      expect(await store.usageHistory.prune('2026-04-16')).toBe(4);
+      const left = await store.usageHistory.history('acc_a', '2000-01-01', '2100-01-01', 'day');
+      expect(left.map((g) => [g.group, g.units])).toEqual([
+        ['2026-04-16', { pages: 2 }],
+        ['2026-04-17', { pages: 5 }],
+      ]);
+    });
+
     it('concurrent adds of the same row add up exactly', async () => {
       await Promise.all(
         Array.from({ length: 25 }, () =>
-          store.usageHistory.add([row({ calls: 2, tokens: 3 }), row({ keyId: 'k2' })]),
+          store.usageHistory.add([
+            row({ calls: 2, tokens: 3 }),
+            row({ keyId: 'k2' }),
+            row({ tool: 'fetch_pages', units: { pages: 2 } }),
+          ]),
         ),
       );
       const [total] = await store.usageHistory.history('acc_a', '2026-04-15', '2026-04-15', 'day');
-      expect(total).toMatchObject({ calls: 75, tokens: 75 });
+      expect(total).toMatchObject({ calls: 100, tokens: 75, units: { pages: 50 } });
     });
 
     it('adds the hours of a day with the days, reads one day of an account by the hour, and prunes hours apart', async () => {

@@ -12,6 +12,7 @@ import { fairUseByCategory } from './010-fair-use-by-category.js';
 import { consoleMigration } from './011-console.js';
 import { oauth } from './012-oauth.js';
 import { paymentsMigration } from './013-payments.js';
+import { usageUnits } from './014-usage-units.js';
 import { customerAlertsMigration } from './015-customer-alerts.js';
 import { planNamesMigration } from './016-plan-names.js';
 import { usageHourly } from './017-usage-hourly.js';
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   consoleMigration,
   oauth,
   paymentsMigration,
+  usageUnits,
   customerAlertsMigration,
   planNamesMigration,
   usageHourly,
