@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { MAX_AMOUNT } from '../domain/fair-use.js';
-import type { CountsView, HistoryView } from '../service/billing.js';
+import { type CountsView, type HistoryView, unitsOf } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
@@ -96,18 +96,30 @@ const GROUP_HEADING = { day: 'date', key: 'key', tool: 'tool' } as const;
 
 const COUNT_COLUMNS = ['calls', 'tokens', 'records', 'with_data', 'without_data', 'failed'] as const;
 
-const countsOf = (c: CountsView) => COUNT_COLUMNS.map((k) => c[k]);
+/** The columns of a history: the counts, with a column per unit besides records after records. */
+function columnsOf(h: HistoryView): string[] {
+  const units = unitsOf([h.totals]);
+  return [...COUNT_COLUMNS.slice(0, 3), ...units, ...COUNT_COLUMNS.slice(3)];
+}
+
+/** A row's figure in a column: a count, or the amount of a unit (0 where it counted none). */
+const cell = (c: CountsView, column: string): number =>
+  (COUNT_COLUMNS as readonly string[]).includes(column)
+    ? (c[column as (typeof COUNT_COLUMNS)[number]] as number)
+    : (c.units?.[column] ?? 0);
 
 function historyText(h: HistoryView): string {
   const head = `Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`;
   const t = h.totals;
-  const totals = `Total: ${t.calls} calls, ${t.tokens} tokens, ${t.records} records, ${t.with_data} with data, ${t.without_data} without data, ${t.failed} failed.`;
+  const units = unitsOf([t]).map((u) => `, ${t.units?.[u] ?? 0} ${u}`);
+  const totals = `Total: ${t.calls} calls, ${t.tokens} tokens, ${t.records} records${units.join('')}, ${t.with_data} with data, ${t.without_data} without data, ${t.failed} failed.`;
   // By key or tool only what was used has a row; by day every day has one.
   if (h.rows.length === 0) return `${head}\n\nNo calls.\n\n${totals}`;
   const member = GROUP_MEMBER[h.by];
+  const columns = columnsOf(h);
   const rows = table(
-    [GROUP_HEADING[h.by], 'calls', 'tokens', 'records', 'with data', 'without data', 'failed'],
-    h.rows.map((r) => [r[member] ?? '', ...countsOf(r)]),
+    [GROUP_HEADING[h.by], ...columns.map((c) => c.replace('_', ' '))],
+    h.rows.map((r) => [r[member] ?? '', ...columns.map((c) => cell(r, c))]),
   );
   return `${head}\n\n${rows}\n\n${totals}`;
 }
@@ -120,9 +132,11 @@ const csvField = (v: string | number): string => {
 
 function historyCsv(h: HistoryView): string {
   const member = GROUP_MEMBER[h.by];
-  const lines = [[member, ...COUNT_COLUMNS], ...h.rows.map((r) => [r[member] ?? '', ...countsOf(r)])].map(
-    (cells) => cells.map(csvField).join(','),
-  );
+  const columns = columnsOf(h);
+  const lines = [
+    [member, ...columns],
+    ...h.rows.map((r) => [r[member] ?? '', ...columns.map((c) => cell(r, c))]),
+  ].map((cells) => cells.map(csvField).join(','));
   return `${lines.join('\n')}\n`;
 }
 

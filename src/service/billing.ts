@@ -10,11 +10,11 @@ import { fail, ok, type Result } from '../domain/errors.js';
 import type { SubscriptionStatus } from '../domain/payments.js';
 import {
   addCounts,
+  type CountsByUnit,
   dayOf,
   daysBetween,
   historyRange,
   monthlyPeriod,
-  type UsageCounts,
   type UsageGrouping,
   type UsagePeriod,
   usagePeriodDays,
@@ -30,20 +30,36 @@ export interface CountsView {
   calls: number;
   tokens: number;
   records: number;
+  /** The amounts of tools metered in other units, by unit in name order; absent when none. */
+  units?: Record<string, number>;
   with_data: number;
   without_data: number;
   failed: number;
 }
 
-/** Usage counts as every answer names them (snake_case). */
-export const countsView = (c: UsageCounts): CountsView => ({
+/** Usage counts as every answer names them (snake_case); `units` only where a unit besides records was counted. */
+export const countsView = (c: CountsByUnit): CountsView => ({
   calls: c.calls,
   tokens: c.tokens,
   records: c.records,
+  ...(c.units ? { units: inUnitOrder(c.units) } : {}),
   with_data: c.withData,
   without_data: c.withoutData,
   failed: c.failed,
 });
+
+function inUnitOrder(units: Record<string, number>): Record<string, number> {
+  const sorted: Record<string, number> = {};
+  for (const unit of Object.keys(units).sort()) sorted[unit] = units[unit]!;
+  return sorted;
+}
+
+/** The units besides records that `rows` counted, in name order: the columns a table adds for them. */
+export function unitsOf(rows: readonly Pick<CountsView, 'units'>[]): string[] {
+  const units = new Set<string>();
+  for (const r of rows) for (const unit of Object.keys(r.units ?? {})) units.add(unit);
+  return [...units].sort();
+}
 
 export interface BillingView {
   plan: string;

@@ -1,4 +1,4 @@
-/** @module get_usage: the calling account's calls, tokens and records per UTC day over a period; free. */
+/** @module get_usage: the calling account's calls, tokens and amounts by unit per UTC day over a period; free. */
 import Type from 'typebox';
 import { ApiError } from '../domain/api-error.js';
 import { USAGE_PERIODS } from '../domain/usage-history.js';
@@ -7,7 +7,12 @@ import type { AccountTool } from './tool.js';
 const Counts = {
   calls: Type.Integer(),
   tokens: Type.Integer(),
-  records: Type.Integer(),
+  records: Type.Integer({ description: 'The amounts of tools metered in records' }),
+  units: Type.Optional(
+    Type.Record(Type.String(), Type.Integer(), {
+      description: 'The amounts of tools metered in another unit, by unit ({"pages": 40}); absent when none',
+    }),
+  ),
   with_data: Type.Integer(),
   without_data: Type.Integer(),
   failed: Type.Integer(),
@@ -19,7 +24,8 @@ export const getUsage: AccountTool = {
   summary: "The calling account's usage per day",
   description:
     'Returns one row per UTC day of the period (days without calls included): calls, tokens, records, ' +
-    'calls with data, calls without data and failed calls, with totals and the token balance. ' +
+    'the amounts of tools metered in another unit by unit (units, such as {"pages": 40}, where there ' +
+    'were), calls with data, calls without data and failed calls, with totals and the token balance. ' +
     'period: today (default), week (7 days ending today), month (30), billing_cycle (the current ' +
     'subscription period, or month without one). Free.',
   args: Type.Object(

@@ -51,6 +51,17 @@ beforeAll(async () => {
         withoutData: 0,
       }),
       row({ day: '2026-04-12', keyId: keyB, tool: 'lookup', calls: 1, withoutData: 0, failed: 1 }),
+      // Another month: a tool metered in pages, beside one in records.
+      row({
+        day: '2026-03-02',
+        keyId: keyA,
+        tool: 'fetch_pages',
+        calls: 2,
+        units: { pages: 40 },
+        withData: 2,
+        withoutData: 0,
+      }),
+      row({ day: '2026-03-02', keyId: keyA, tool: 'lookup', records: 3, withData: 1, withoutData: 0 }),
     ]);
   } finally {
     await store.close();
@@ -160,6 +171,28 @@ describe('toolgate usage report', () => {
         'tool,calls,tokens,records,with_data,without_data,failed',
         '"find ""people"", fast",2,10,4,2,0,0',
         'lookup,4,9,0,0,3,1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('shows the amounts of a tool metered in pages in their own column, apart from records', async () => {
+    const march = ['--from', '2026-03-01', '--to', '2026-03-02'];
+    const text = await t.run('usage', 'report', accountId, ...march, '--by', 'tool');
+    expect(text.stdout).toMatch(
+      /^TOOL\s+CALLS\s+TOKENS\s+RECORDS\s+PAGES\s+WITH DATA\s+WITHOUT DATA\s+FAILED$/m,
+    );
+    expect(text.stdout).toMatch(/^fetch_pages\s+2\s+0\s+0\s+40\s+2\s+0\s+0$/m);
+    expect(text.stdout).toMatch(/^lookup\s+1\s+0\s+3\s+0\s+1\s+0\s+0$/m);
+    expect(text.stdout).toContain(
+      'Total: 3 calls, 0 tokens, 3 records, 40 pages, 3 with data, 0 without data, 0 failed.',
+    );
+    const csv = await t.run('usage', 'report', accountId, ...march, '--csv');
+    expect(csv.stdout).toBe(
+      [
+        'day,calls,tokens,records,pages,with_data,without_data,failed',
+        '2026-03-01,0,0,0,0,0,0,0',
+        '2026-03-02,3,0,3,40,3,0,0',
         '',
       ].join('\n'),
     );

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { nowSeconds } from '../../domain/clock.js';
 import { dayOf } from '../../domain/usage-history.js';
-import type { DaysView } from '../../service/billing.js';
+import { type DaysView, unitsOf } from '../../service/billing.js';
 import {
   ACCOUNT_PARAMS,
   type AccountParams,
@@ -118,6 +118,7 @@ async function usageModel(deps: ConsolePageDeps, r: Range, query: UsageQuery) {
       last: formatDay(usage.end_date),
     },
     hourly: usage.totals.calls === 0 ? null : await hourly(deps, r, query.day),
+    unitColumns: unitColumnsOf(usage),
     byTool: breakdown.byTool,
     byKey: breakdown.byKey.map((row) => {
       const k = names.get(row.group);
@@ -127,11 +128,26 @@ async function usageModel(deps: ConsolePageDeps, r: Range, query: UsageQuery) {
   };
 }
 
+/** A column per unit besides records the period counted (pages), beside Records returned. */
+const unitColumnsOf = (usage: DaysView) =>
+  unitsOf([usage.totals]).map((unit) => ({
+    unit,
+    heading: `${unit.charAt(0).toUpperCase()}${unit.slice(1)} returned`,
+  }));
+
 const CSV_COLUMNS = ['date', 'calls', 'tokens', 'records', 'with_data', 'without_data', 'failed'] as const;
 
+/** The days as CSV; a column per unit besides records the period counted, after records. */
 export function usageCsv(usage: DaysView): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const d of usage.days) lines.push(CSV_COLUMNS.map((c) => String(d[c])).join(','));
+  const units = unitsOf([usage.totals]);
+  const head = [...CSV_COLUMNS.slice(0, 4), ...units, ...CSV_COLUMNS.slice(4)];
+  const lines = [head.join(',')];
+  for (const d of usage.days) {
+    const cells = CSV_COLUMNS.slice(0, 4).map((c) => String(d[c]));
+    for (const u of units) cells.push(String(d.units?.[u] ?? 0));
+    for (const c of CSV_COLUMNS.slice(4)) cells.push(String(d[c]));
+    lines.push(cells.join(','));
+  }
   return `${lines.join('\r\n')}\r\n`;
 }
 
