@@ -156,6 +156,11 @@ describe("meters of the operator's own", () => {
       ],
     });
     expect(imported.ok).toBe(true);
+    // Its price, as the API reference (and the console's Connect page) describes it, per page.
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.paths['/api/v1/tools/scrape_pages'].post.description).toContain(
+      'Metered: scrape; 0 tokens per call, 1 per page.',
+    );
     const call = (n: number) => callTool(h.app, key, 'scrape_pages', { n });
     const hit = await call(3);
     expect(hit.statusCode).toBe(200);
