@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { MAX_AMOUNT } from '../domain/fair-use.js';
+import { unitSingular } from '../domain/plans.js';
 import { type CountsView, type HistoryView, unitsOf } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
@@ -143,7 +144,7 @@ function historyCsv(h: HistoryView): string {
 function describe(a: UsageAnswer, replayed: boolean, key: string | undefined): string {
   // `7 records, 1 request`; a unit of the plan's own as it is named: `40 pages, 1 request`.
   const what = Object.entries(a.recorded)
-    .map(([unit, n]) => `${n} ${n === 1 && unit.endsWith('s') ? unit.slice(0, -1) : unit}`)
+    .map(([unit, n]) => `${n} ${n === 1 ? unitSingular(unit) : unit}`)
     .join(', ');
   const head = replayed
     ? `Already recorded under idempotency key "${key}" (${a.category}: ${what}); counted once. Windows as first recorded:`
