@@ -9,8 +9,9 @@ import type { CountsView, HistoryView } from '../service/billing.js';
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption, orDash } from './output.js';
 import { fairUseLines } from './render.js';
+import { type ColumnSpec, table, wrap } from './table.js';
 
 interface RecordOptions extends JsonOption {
   category: string;
@@ -78,15 +79,18 @@ export function registerUsage(program: Command): void {
     .addOption(new Option('--json', JSON_HELP).conflicts('csv'))
     .addOption(new Option('--csv', 'print CSV: a header line, then one line per row (no totals)'))
     .action(async (accountId: string, opts: ReportOptions) => {
-      const history = await withAdmin(opts, (a) =>
-        a.usage.history(accountId, {
+      const { history, names } = await withAdmin(opts, async (a) => {
+        const history = await a.usage.history(accountId, {
           ...(opts.from !== undefined ? { from: opts.from } : {}),
           ...(opts.to !== undefined ? { to: opts.to } : {}),
           ...(opts.by !== undefined ? { by: opts.by } : {}),
-        }),
-      );
+        });
+        // People read keys by their names: the account's keys (revoked ones too) name the rows.
+        const keys = history.by === 'key' && !opts.json && !opts.csv ? await a.keys.list(accountId) : [];
+        return { history, names: new Map(keys.map((k) => [k.id, k.name])) };
+      });
       if (opts.csv) process.stdout.write(historyCsv(history));
-      else emit(opts, history, () => historyText(history));
+      else emit(opts, history, () => historyText(history, names));
     });
 }
 
@@ -98,17 +102,42 @@ const COUNT_COLUMNS = ['calls', 'tokens', 'records', 'with_data', 'without_data'
 
 const countsOf = (c: CountsView) => COUNT_COLUMNS.map((k) => c[k]);
 
-function historyText(h: HistoryView): string {
-  const head = `Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`;
+/** The count columns: with and without data are left out before a name is cut (the totals line has them). */
+const COUNT_HEADINGS: ColumnSpec[] = [
+  'calls',
+  'tokens',
+  'records',
+  { name: 'with data', optional: true },
+  { name: 'without data', optional: true },
+  'failed',
+];
+
+/** `names`: each key's name by its id, for the rows by key (a key without one shows `-`). */
+function historyText(h: HistoryView, names: ReadonlyMap<string, string | null>): string {
+  const head = wrap(`Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`);
   const t = h.totals;
-  const totals = `Total: ${t.calls} calls, ${t.tokens} tokens, ${t.records} records, ${t.with_data} with data, ${t.without_data} without data, ${t.failed} failed.`;
+  const totals = wrap([
+    'Total:',
+    `${t.calls} calls,`,
+    `${t.tokens} tokens,`,
+    `${t.records} records,`,
+    `${t.with_data} with data,`,
+    `${t.without_data} without data,`,
+    `${t.failed} failed.`,
+  ]);
   // By key or tool only what was used has a row; by day every day has one.
   if (h.rows.length === 0) return `${head}\n\nNo calls.\n\n${totals}`;
   const member = GROUP_MEMBER[h.by];
-  const rows = table(
-    [GROUP_HEADING[h.by], 'calls', 'tokens', 'records', 'with data', 'without data', 'failed'],
-    h.rows.map((r) => [r[member] ?? '', ...countsOf(r)]),
-  );
+  const rows =
+    h.by === 'key'
+      ? table(
+          ['key', 'name', ...COUNT_HEADINGS],
+          h.rows.map((r) => [r.key_id ?? '', orDash(names.get(r.key_id ?? '')), ...countsOf(r)]),
+        )
+      : table(
+          [GROUP_HEADING[h.by], ...COUNT_HEADINGS],
+          h.rows.map((r) => [r[member] ?? '', ...countsOf(r)]),
+        );
   return `${head}\n\n${rows}\n\n${totals}`;
 }
 

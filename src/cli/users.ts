@@ -3,8 +3,9 @@ import { type Command, Option } from 'commander';
 import { USER_ROLES } from '../domain/users.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
+import { table } from './table.js';
 
 export function registerUsers(program: Command): void {
   const users = program.command('users').description('add, list and remove the users of an account');
