@@ -7,8 +7,9 @@ import type { AdminAccountRecord } from '../service/views.js';
 import { lowBalanceSetting, nonEmpty, unlimitedSetting, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { balanceText, CliError, emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { balanceText, CliError, emit, JSON_HELP, type JsonOption } from './output.js';
 import { accountBlock } from './render.js';
+import { moreMayFollow, table } from './table.js';
 
 export function registerAccounts(program: Command): void {
   const accounts = program.command('accounts').description('create, list, show and update accounts');
@@ -108,20 +109,30 @@ export function registerAccounts(program: Command): void {
 function accountsTable(records: AdminAccountRecord[], limit: number): string {
   if (records.length === 0) return 'No accounts.';
   const out = table(
-    ['id', 'name', 'plan', 'status', 'balance', 'keys', 'users', 'created'],
+    // Left out rightmost first, before a name is cut: the counts (in `accounts show`), then the day made.
+    [
+      'id',
+      'name',
+      'plan',
+      'status',
+      'balance',
+      { name: 'created', optional: true },
+      { name: 'keys', optional: true },
+      { name: 'users', optional: true },
+    ],
     records.map((a) => [
       a.id,
       a.name,
       a.plan,
       a.status,
       balanceText(a.token_balance),
+      a.created_at,
       a.api_key_count,
       a.user_count,
-      a.created_at,
     ]),
   );
   const last = records[records.length - 1];
   return records.length === limit && last
-    ? `${out}\n\nMore may follow: toolgate accounts list --limit ${limit} --after ${last.id}`
+    ? `${out}\n\n${moreMayFollow(`toolgate accounts list --limit ${limit} --after ${last.id}`)}`
     : out;
 }

@@ -52,6 +52,8 @@ export interface Admin {
   users: {
     add(accountId: string, email: string, role: string): Promise<UserRecord>;
     list(accountId: string): Promise<UserRecord[]>;
+    /** Refused when the account would be left without an owner. */
+    setRole(userId: string, role: string): Promise<UserRecord>;
     remove(userId: string): Promise<UserRecord>;
   };
   tokens: {
@@ -129,6 +131,7 @@ export function localAdmin(s: Services, by: AuditContext): Admin {
     users: {
       add: async (accountId, email, role) => unwrap(await s.users.add(accountId, email, role, by)),
       list: async (accountId) => unwrap(await s.users.list(accountId)),
+      setRole: async (userId, role) => unwrap(await s.users.setRole(userId, role, by)),
       remove: async (userId) => unwrap(await s.users.remove(userId, by)),
     },
     tokens: {

@@ -4,7 +4,8 @@ import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { AuditRecord } from '../service/views.js';
 import { nonEmpty, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
-import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption, orDash } from './output.js';
+import { moreMayFollow, table } from './table.js';
 
 interface ListOptions extends JsonOption {
   account?: string;
@@ -38,7 +39,16 @@ export function registerAudit(program: Command): void {
 function auditTable(entries: AuditRecord[], limit: number, account: string | undefined): string {
   if (entries.length === 0) return account ? `No audit entries for account ${account}.` : 'No audit entries.';
   const out = table(
-    ['at', 'actor', 'action', 'account', 'target', 'details', 'id'],
+    // An id is for paging (the hint below has it whole); details are JSON, cut to a few characters useless.
+    [
+      'at',
+      'actor',
+      'action',
+      'account',
+      'target',
+      { name: 'details', optional: true },
+      { name: 'id', optional: true },
+    ],
     entries.map((e) => [
       e.at,
       e.actor,
@@ -52,6 +62,6 @@ function auditTable(entries: AuditRecord[], limit: number, account: string | und
   const last = entries[entries.length - 1];
   const filter = account ? ` --account ${account}` : '';
   return entries.length === limit && last
-    ? `${out}\n\nMore may follow: toolgate audit list${filter} --limit ${limit} --after ${last.id}`
+    ? `${out}\n\n${moreMayFollow(`toolgate audit list${filter} --limit ${limit} --after ${last.id}`)}`
     : out;
 }

@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import type { BillingShow } from '../service/payments.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { emit, fields, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { emit, fields, JSON_HELP, type JsonOption, orDash } from './output.js';
+import { table } from './table.js';
 
 export function registerBilling(program: Command): void {
   const billing = program
@@ -54,8 +55,9 @@ export function registerBilling(program: Command): void {
 /** The events table, newest first. */
 const eventsTable = (events: BillingShow['events']) =>
   table(
-    ['received', 'event', 'type', 'outcome', 'detail'],
-    events.map((e) => [e.received_at, e.id, e.type, e.outcome, e.detail]),
+    // Stripe's event id (to look it up there) gives way before what the event did is cut.
+    ['received', 'type', 'outcome', 'detail', { name: 'event', optional: true }],
+    events.map((e) => [e.received_at, e.type, e.outcome, e.detail, e.id]),
   );
 
 function showText(b: BillingShow): string {

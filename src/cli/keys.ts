@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import type { KeyRecord } from '../service/keys.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption, orDash } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
+import { table } from './table.js';
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('create, list and revoke API keys');

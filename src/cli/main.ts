@@ -18,6 +18,7 @@ import { registerMigrate } from './migrate.js';
 import { CliError, EXIT_OK, EXIT_USAGE, errorBody, reportError } from './output.js';
 import { registerPlans } from './plans.js';
 import { registerServe } from './serve.js';
+import { shortenedIdRefusal } from './table.js';
 import { registerTokens } from './tokens.js';
 import { registerTools } from './tools.js';
 import { registerTopups } from './topups.js';
@@ -109,6 +110,8 @@ export async function run(argv: string[]): Promise<number> {
     json = Boolean(action.opts().json);
   });
   try {
+    const shortened = shortenedIdRefusal(argv.slice(2));
+    if (shortened) throw new CliError('invalid_arguments', shortened);
     await program.parseAsync(argv);
     // A command that printed its answer may still have failed (a test event not delivered).
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import { wholeNumber } from './args.js';
+import { moreMayFollow } from './table.js';
 
 export interface PageOptions {
   limit?: number;
@@ -47,6 +48,6 @@ export function withNextPage<T>(
   const limit = opts.limit ?? DEFAULT_PAGE;
   const last = page[page.length - 1];
   return page.length === limit && last !== undefined
-    ? `${table}\n\nMore may follow: ${command} --limit ${limit} --after ${key(last)}`
+    ? `${table}\n\n${moreMayFollow(`${command} --limit ${limit} --after ${key(last)}`)}`
     : table;
 }

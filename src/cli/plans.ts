@@ -1,9 +1,10 @@
 /** @module `toolgate plans`: the plan catalogue, and changing a plan's limits and subscription. */
 import { type Command, InvalidArgumentError } from 'commander';
-import { parseSlot, planSlots, slotName } from '../domain/plans.js';
+import { type MeterSlot, planSlots, slotName, WINDOW_SLOTS } from '../domain/plans.js';
 import type { PlanSettings, PlanView } from '../service/plans.js';
 import { withAdmin } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption, orDash } from './output.js';
+import { outputWidth, table } from './table.js';
 
 export function registerPlans(program: Command): void {
   const plans = program.command('plans').description('list plans; create or change one');
@@ -95,41 +96,66 @@ function subscriptionSetting(value: string): 'monthly' | 'none' {
 }
 
 /**
- * The defaults' columns as the seed system shows them ('-' where a plan has none), then a line per
- * plan with meters of the operator's own (kept out of the table, whose columns are cut to fit).
+ * Each meter's limit in each plan ('-' where the plan has no such meter): the defaults' meters
+ * first, in their order, then the operator's own in the plans' order.
  */
-function plansTable(list: PlanView[]): string {
-  const limit = (p: PlanView, c: string, u: string, w: string) => p.limits[c]?.[u]?.[w] ?? '-';
-  const others = list
-    .map((p) => ({
-      id: p.id,
-      meters: planSlots(p.limits)
-        .filter((slot) => !parseSlot(slotName(slot)))
-        .map((slot) => `${slotName(slot)}=${limit(p, slot.category, slot.unit, slot.window)}`),
-    }))
-    .filter((o) => o.meters.length > 0);
-  const defaults = table(
-    [
-      'plan',
-      'unlimited',
-      'subscription',
-      'enrich records 5h/1w',
-      'enrich requests 5h',
-      'search records 5h/1w',
-      'search requests 5h',
-    ],
+function limitRows(list: PlanView[]): string[][] {
+  const slots = new Map<string, MeterSlot>();
+  for (const p of list) for (const slot of planSlots(p.limits)) slots.set(slotName(slot), slot);
+  const rank = (slot: MeterSlot) => {
+    const i = WINDOW_SLOTS.findIndex((d) => slotName(d) === slotName(slot));
+    return i < 0 ? WINDOW_SLOTS.length : i;
+  };
+  // A stable sort: the operator's own keep the order they came in.
+  const ordered = [...slots.values()].sort((a, b) => rank(a) - rank(b));
+  return ordered.map(({ category, unit, window }) => [
+    `${category} ${unit} ${window}`,
+    ...list.map((p) => String(p.limits[category]?.[unit]?.[window] ?? '-')),
+  ]);
+}
+
+/**
+ * The plans' limits, one row per meter and one column per plan, as a price list compares tiers:
+ * plans side by side as many as fit `room`, the next ones in a table of their own under it.
+ */
+function limitsTables(list: PlanView[], room: number): string[] {
+  const rows = limitRows(list);
+  const labelWidth = Math.max('limit'.length, ...rows.map((r) => r[0]!.length));
+  const widthOf = (i: number) => Math.max(list[i]!.id.length, ...rows.map((r) => r[i + 1]!.length));
+  const groups: number[][] = [];
+  let used = 0;
+  list.forEach((_, i) => {
+    if (groups.length === 0 || used + 2 + widthOf(i) > room) {
+      groups.push([]);
+      used = labelWidth;
+    }
+    groups[groups.length - 1]!.push(i);
+    used += 2 + widthOf(i);
+  });
+  return groups.map((g) =>
+    table(
+      ['limit', ...g.map((i) => ({ name: list[i]!.id, keepCase: true }))],
+      rows.map((r) => [r[0]!, ...g.map((i) => r[i + 1]!)]),
+      room,
+    ),
+  );
+}
+
+/**
+ * The plans, one row each, then their limits (limitsTables). Plan ids stay as they are typed: the
+ * limits tables name their columns by them, lower case.
+ */
+function plansTable(list: PlanView[], room: number = outputWidth()): string {
+  const plans = table(
+    ['plan', 'unlimited', 'subscription', 'stripe price', 'period tokens'],
     list.map((p) => [
       p.id,
       p.unlimited ? 'yes' : 'no',
       p.subscription ?? 'none',
-      `${limit(p, 'enrich', 'records', '5h')}/${limit(p, 'enrich', 'records', '1w')}`,
-      limit(p, 'enrich', 'requests', '5h'),
-      `${limit(p, 'search', 'records', '5h')}/${limit(p, 'search', 'records', '1w')}`,
-      limit(p, 'search', 'requests', '5h'),
+      orDash(p.stripe_price),
+      p.period_tokens === null ? '-' : p.period_tokens,
     ]),
+    room,
   );
-  if (others.length === 0) return defaults;
-  const width = Math.max(...others.map((o) => o.id.length));
-  const lines = others.map((o) => `  ${o.id.padEnd(width)}  ${o.meters.join('  ')}`);
-  return `${defaults}\n\nMeters of their own:\n${lines.join('\n')}`;
+  return [plans, ...limitsTables(list, room)].join('\n\n');
 }

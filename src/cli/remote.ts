@@ -106,6 +106,7 @@ function remoteUsers({ call, data }: Wire): Admin['users'] {
     add: (accountId, email, role) =>
       call<UserRecord>('POST', `/accounts/${seg(accountId)}/users`, { body: { email, role } }),
     list: (accountId) => data<UserRecord[]>(`/accounts/${seg(accountId)}/users`),
+    setRole: (userId, role) => call<UserRecord>('PATCH', `/users/${seg(userId)}`, { body: { role } }),
     remove: (userId) => call<UserRecord>('DELETE', `/users/${seg(userId)}`),
   };
 }

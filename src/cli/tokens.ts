@@ -5,7 +5,8 @@ import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { LedgerRecord, TokenAnswer } from '../service/tokens.js';
 import { wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
-import { balanceText, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { balanceText, emit, JSON_HELP, type JsonOption, orDash } from './output.js';
+import { moreMayFollow, table } from './table.js';
 
 type Kind = 'grant' | 'charge' | 'adjust';
 
@@ -91,7 +92,16 @@ const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
 function ledgerTable(accountId: string, entries: LedgerRecord[], limit: number): string {
   if (entries.length === 0) return `Account ${accountId} has no ledger entries.`;
   const out = table(
-    ['created', 'kind', 'change', 'balance', 'reason', 'idempotency key', 'id'],
+    // The id is for paging (the hint below has it whole): left out first, then the idempotency key.
+    [
+      'created',
+      'kind',
+      'change',
+      'balance',
+      'reason',
+      { name: 'idempotency key', optional: true },
+      { name: 'id', optional: true },
+    ],
     entries.map((e) => [
       e.created_at,
       e.kind,
@@ -104,6 +114,6 @@ function ledgerTable(accountId: string, entries: LedgerRecord[], limit: number):
   );
   const last = entries[entries.length - 1];
   return entries.length === limit && last
-    ? `${out}\n\nMore may follow: toolgate tokens ledger ${accountId} --after ${last.id}`
+    ? `${out}\n\n${moreMayFollow(`toolgate tokens ledger ${accountId} --after ${last.id}`)}`
     : out;
 }

@@ -7,8 +7,9 @@ import type { ImportAnswer, ToolRecord } from '../service/catalogue.js';
 import type { ToolPutOutcome } from '../store/store.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { CliError, emit, type FieldValue, fields, JSON_HELP, type JsonOption, table } from './output.js';
+import { CliError, emit, type FieldValue, fields, JSON_HELP, type JsonOption } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
+import { table } from './table.js';
 
 export function registerTools(program: Command): void {
   const tools = program
@@ -142,7 +143,7 @@ function upstreamText(t: ToolRecord): string {
 
 function toolsTable(list: ToolRecord[]): string {
   return table(
-    ['name', 'category', 'tokens', 'upstream', 'updated'],
+    ['name', 'category', 'tokens', 'upstream', { name: 'updated', optional: true }],
     list.map((t) => [t.name, category(t.metering), tokensText(t.metering), upstreamText(t), t.updated_at]),
   );
 }

@@ -3,7 +3,8 @@ import { type Command, InvalidArgumentError } from 'commander';
 import type { TopupView } from '../service/payments.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption } from './output.js';
+import { table } from './table.js';
 
 export function registerTopups(program: Command): void {
   const topups = program.command('topups').description('token packs customers buy through Stripe');

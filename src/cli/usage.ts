@@ -10,8 +10,9 @@ import { type CountsView, type HistoryView, unitsOf } from '../service/billing.j
 import type { UsageAnswer } from '../service/usage.js';
 import { wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption, orDash } from './output.js';
 import { fairUseLines } from './render.js';
+import { type ColumnSpec, table, wrap } from './table.js';
 
 interface RecordOptions extends JsonOption {
   category: string;
@@ -79,15 +80,18 @@ export function registerUsage(program: Command): void {
     .addOption(new Option('--json', JSON_HELP).conflicts('csv'))
     .addOption(new Option('--csv', 'print CSV: a header line, then one line per row (no totals)'))
     .action(async (accountId: string, opts: ReportOptions) => {
-      const history = await withAdmin(opts, (a) =>
-        a.usage.history(accountId, {
+      const { history, names } = await withAdmin(opts, async (a) => {
+        const history = await a.usage.history(accountId, {
           ...(opts.from !== undefined ? { from: opts.from } : {}),
           ...(opts.to !== undefined ? { to: opts.to } : {}),
           ...(opts.by !== undefined ? { by: opts.by } : {}),
-        }),
-      );
+        });
+        // People read keys by their names: the account's keys (revoked ones too) name the rows.
+        const keys = history.by === 'key' && !opts.json && !opts.csv ? await a.keys.list(accountId) : [];
+        return { history, names: new Map(keys.map((k) => [k.id, k.name])) };
+      });
       if (opts.csv) process.stdout.write(historyCsv(history));
-      else emit(opts, history, () => historyText(history));
+      else emit(opts, history, () => historyText(history, names));
     });
 }
 
@@ -109,19 +113,46 @@ const cell = (c: CountsView, column: string): number =>
     ? (c[column as (typeof COUNT_COLUMNS)[number]] as number)
     : (c.units?.[column] ?? 0);
 
-function historyText(h: HistoryView): string {
-  const head = `Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`;
+/** A column's heading: with and without data may be left out before a name is cut (the totals line has them). */
+const headingOf = (column: string): ColumnSpec =>
+  column === 'with_data' || column === 'without_data'
+    ? { name: column.replace('_', ' '), optional: true }
+    : column.replace('_', ' ');
+
+/** `names`: each key's name by its id, for the rows by key (a key without one shows `-`). */
+function historyText(h: HistoryView, names: ReadonlyMap<string, string | null>): string {
+  const head = wrap(`Usage of ${h.account_id} from ${h.from} to ${h.to}, by ${h.by}:`);
   const t = h.totals;
-  const units = unitsOf([t]).map((u) => `, ${t.units?.[u] ?? 0} ${u}`);
-  const totals = `Total: ${t.calls} calls, ${t.tokens} tokens, ${t.records} records${units.join('')}, ${t.with_data} with data, ${t.without_data} without data, ${t.failed} failed.`;
+  const units = unitsOf([t]);
+  const totals = wrap([
+    'Total:',
+    `${t.calls} calls,`,
+    `${t.tokens} tokens,`,
+    `${t.records} records,`,
+    ...units.map((u) => `${t.units?.[u] ?? 0} ${u},`),
+    `${t.with_data} with data,`,
+    `${t.without_data} without data,`,
+    `${t.failed} failed.`,
+  ]);
   // By key or tool only what was used has a row; by day every day has one.
   if (h.rows.length === 0) return `${head}\n\nNo calls.\n\n${totals}`;
   const member = GROUP_MEMBER[h.by];
   const columns = columnsOf(h);
-  const rows = table(
-    [GROUP_HEADING[h.by], ...columns.map((c) => c.replace('_', ' '))],
-    h.rows.map((r) => [r[member] ?? '', ...columns.map((c) => cell(r, c))]),
-  );
+  const headings = columns.map(headingOf);
+  const rows =
+    h.by === 'key'
+      ? table(
+          ['key', 'name', ...headings],
+          h.rows.map((r) => [
+            r.key_id ?? '',
+            orDash(names.get(r.key_id ?? '')),
+            ...columns.map((c) => cell(r, c)),
+          ]),
+        )
+      : table(
+          [GROUP_HEADING[h.by], ...headings],
+          h.rows.map((r) => [r[member] ?? '', ...columns.map((c) => cell(r, c))]),
+        );
   return `${head}\n\n${rows}\n\n${totals}`;
 }
 

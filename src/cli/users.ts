@@ -1,13 +1,16 @@
-/** @module `toolgate users`: add, list, remove the users of an account. */
+/** @module `toolgate users`: add, list, change the role of, and remove the users of an account. */
 import { type Command, Option } from 'commander';
 import { USER_ROLES } from '../domain/users.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { emit, JSON_HELP, type JsonOption, table } from './output.js';
+import { emit, JSON_HELP, type JsonOption } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
+import { table, wrap } from './table.js';
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description('add, list and remove the users of an account');
+  const users = program
+    .command('users')
+    .description('add, list, change the role of and remove the users of an account');
 
   users
     .command('add')
@@ -45,6 +48,22 @@ export function registerUsers(program: Command): void {
               opts,
               `toolgate users list ${accountId}`,
             ),
+      );
+    });
+
+  users
+    .command('role')
+    .description("change a user's role (an account keeps at least one owner)")
+    .argument('<user-id>')
+    // Checked by the use case, so the CLI refuses a role in the words the admin API does.
+    .argument('<role>', USER_ROLES.join(' or '))
+    .option('--json', JSON_HELP)
+    .action(async (userId: string, role: string, opts: JsonOption) => {
+      const user = await withAdmin(opts, (a) => a.users.setRole(userId, role));
+      emit(opts, user, () =>
+        wrap(
+          `User ${user.id} ${user.email} is ${user.role === 'owner' ? 'an owner' : 'a member'} of account ${user.account_id}.`,
+        ),
       );
     });
 

@@ -4,13 +4,15 @@
  * may send to, known events, thresholds from 1 to 100, an account that exists), in its own words.
  */
 import type { Command } from 'commander';
+import { EVENT_TYPES } from '../domain/webhooks.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../service/context.js';
 import type { DeliveryRecord, EndpointRecord } from '../service/webhooks.js';
 import { commaList, nonEmpty, wholeNumber } from './args.js';
 import { withAdmin } from './context.js';
 import { oneShotCommand } from './one-shot.js';
-import { EXIT_FAILED, emit, JSON_HELP, type JsonOption, orDash, table } from './output.js';
+import { EXIT_FAILED, emit, JSON_HELP, type JsonOption, orDash } from './output.js';
 import { type PageOptions, pageOf, withNextPage, withPageOptions } from './paging.js';
+import { table } from './table.js';
 
 /** Thresholds as numbers where they are written as whole numbers; anything else as written, for the use case to name. */
 const thresholdList = (value: string): unknown[] =>
@@ -166,33 +168,36 @@ function testText(d: DeliveryRecord): string {
 
 const byId = (item: { id: string }) => item.id;
 
+/** `all` for an endpoint that wants every event (what it gets by default), else the list. */
+const eventsText = (events: readonly string[]) =>
+  EVENT_TYPES.every((t) => events.includes(t)) ? 'all' : events.join(',');
+
 function endpointsTable(list: EndpointRecord[]): string {
   if (list.length === 0) return '';
   return table(
-    ['id', 'url', 'account', 'events', 'thresholds', 'created'],
+    ['id', 'url', 'account', 'events', 'thresholds', { name: 'created', optional: true }],
     list.map((e) => [
       e.id,
       e.url,
       orDash(e.account_id),
-      e.events.join(','),
+      eventsText(e.events),
       e.thresholds.join(','),
       e.created_at,
     ]),
   );
 }
 
+/** The receiver's last answer: its status code when it took the event, else what went wrong (`answered 503`). */
+const lastAnswer = (d: DeliveryRecord) =>
+  d.status === 'delivered' || d.last_error === null
+    ? orDash(d.last_status_code === null ? null : String(d.last_status_code))
+    : d.last_error;
+
 function deliveriesTable(list: DeliveryRecord[]): string {
   if (list.length === 0) return '';
   return table(
-    ['id', 'type', 'status', 'attempts', 'next attempt', 'last code', 'last error'],
-    list.map((d) => [
-      d.id,
-      d.type,
-      d.status,
-      String(d.attempts),
-      orDash(d.next_attempt_at),
-      orDash(d.last_status_code === null ? null : String(d.last_status_code)),
-      orDash(d.last_error),
-    ]),
+    // When the next attempt is due matters to the minute.
+    ['id', 'type', 'status', 'attempts', { name: 'next attempt', toTheMinute: true }, 'last answer'],
+    list.map((d) => [d.id, d.type, d.status, String(d.attempts), orDash(d.next_attempt_at), lastAnswer(d)]),
   );
 }

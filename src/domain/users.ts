@@ -21,11 +21,16 @@ export function validateUser(email: unknown, role: unknown): Result<{ email: str
   if (typeof email !== 'string' || email.length > 254 || !EMAIL.test(email.trim())) {
     return fail('invalid_arguments', 'email must be an email address.');
   }
-  const r = role ?? 'member';
-  if (typeof r !== 'string' || !(USER_ROLES as readonly string[]).includes(r)) {
+  const valid = validateRole(role ?? 'member');
+  if (!valid.ok) return valid;
+  return ok({ email: email.trim().toLowerCase(), role: valid.value });
+}
+
+export function validateRole(role: unknown): Result<UserRole> {
+  if (typeof role !== 'string' || !(USER_ROLES as readonly string[]).includes(role)) {
     return fail('invalid_arguments', `role must be one of ${USER_ROLES.join(', ')}.`);
   }
-  return ok({ email: email.trim().toLowerCase(), role: r as UserRole });
+  return ok(role as UserRole);
 }
 
 /**

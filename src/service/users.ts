@@ -1,7 +1,7 @@
 /** @module Use cases on the users of an account. */
 import { fail, ok, type Result } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import { personSubject, validateUser } from '../domain/users.js';
+import { personSubject, validateRole, validateUser } from '../domain/users.js';
 import type { GuardRefusal, MemberGuard } from '../store/store.js';
 import { type AuditContext, draftAudit } from './audit.js';
 import { now, type ServiceDeps } from './context.js';
@@ -55,6 +55,25 @@ export class UserService {
     if (!(await this.deps.store.accounts.get(accountId)))
       return fail('not_found', `No account "${accountId}".`);
     return ok((await this.deps.store.users.list(accountId)).map(userRecord));
+  }
+
+  /**
+   * Changes a user's role, as an operator (admin API, CLI): the account keeps at least one owner,
+   * decided in the write's transaction. The role the user has already is no change, and not audited.
+   */
+  async setRole(userId: string, role: unknown, by?: AuditContext): Promise<Result<UserRecord>> {
+    const valid = validateRole(role);
+    if (!valid.ok) return valid;
+    const existing = await this.deps.store.users.get(userId);
+    if (!existing) return fail('not_found', `No user "${userId}".`);
+    if (existing.role === valid.value) return ok(userRecord(existing));
+    const audit = draftAudit(this.deps, by, 'user.role', existing.accountId, userId, {
+      email: existing.email,
+      role: valid.value,
+    });
+    const user = await this.deps.store.users.setRole(userId, valid.value, audit, { keepAnOwner: true });
+    if (typeof user === 'string') return guardRefusal(user);
+    return user ? ok(userRecord(user)) : fail('not_found', `No user "${userId}".`);
   }
 
   /**

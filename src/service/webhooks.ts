@@ -79,6 +79,13 @@ export const deliveryRecord = (d: WebhookDelivery): DeliveryRecord => ({
 /** How long an endpoint has to answer a test event: what counts as delivered for every event. */
 const TEST_TIMEOUT_MS = 10_000;
 
+/**
+ * Where the switch that lets endpoints be private is read: every server checks the address again
+ * before each delivery, so setting it where the CLI runs lets an endpoint in that no server sends to.
+ */
+const SERVER_SETTING =
+  "That is the server's setting: set it in the environment of every server (each checks the address again before every delivery); the CLI's shell alone is not enough.";
+
 export class WebhookService {
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -99,7 +106,7 @@ export class WebhookService {
         await checkDestination(new URL(valid.value.url));
       } catch (err) {
         if (err instanceof BlockedAddressError)
-          return fail('invalid_arguments', `url refused: ${err.message}.`);
+          return fail('invalid_arguments', `url refused: ${err.message}. ${SERVER_SETTING}`);
         return fail(
           'invalid_arguments',
           `url refused: its host could not be resolved (${(err as { code?: string }).code ?? (err as Error).message}).`,

@@ -94,6 +94,44 @@ describe('toolgate users', () => {
     expect(JSON.parse(j.stdout)).toMatchObject({ status: 'error', error: 'Conflict', code: 'conflict' });
   });
 
+  it("changes a user's role; the account keeps an owner, and a refusal changes nothing", async () => {
+    const roles = await t.json('accounts', 'create', '--name', 'Roles Inc');
+    const ann = await t.json('users', 'add', roles.id, '--email', 'ann@example.com', '--role', 'owner');
+    const bob = await t.json('users', 'add', roles.id, '--email', 'bob@example.com');
+    const promoted = await t.run('users', 'role', bob.id, 'owner');
+    expect(promoted.code).toBe(0);
+    // One sentence, wrapped to the width (100 here).
+    expect(promoted.stdout.replace(/\s+/g, ' ')).toBe(
+      `User ${bob.id} bob@example.com is an owner of account ${roles.id}. `,
+    );
+    expect(await t.json('users', 'role', ann.id, 'member')).toMatchObject({ id: ann.id, role: 'member' });
+
+    const last = await t.run('users', 'role', bob.id, 'member');
+    expect(last.code).toBe(1);
+    expect(last.stderr).toBe('toolgate: An account keeps at least one owner.\n');
+    const bad = await t.run('users', 'role', ann.id, 'admin', '--json');
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      code: 'invalid_arguments',
+      message: 'role must be one of owner, member.',
+    });
+    const unknown = await t.run('users', 'role', 'usr_nope', 'owner');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('toolgate: No user "usr_nope".\n');
+    const after = await t.json<Array<{ email: string; role: string }>>('users', 'list', roles.id);
+    expect(after.map((u) => [u.email, u.role])).toEqual([
+      ['ann@example.com', 'member'],
+      ['bob@example.com', 'owner'],
+    ]);
+    const audit = await t.json<Array<{ action: string; target_id: string }>>(
+      'audit',
+      'list',
+      '--account',
+      roles.id,
+    );
+    expect(audit.filter((e) => e.action === 'user.role').map((e) => e.target_id)).toEqual([bob.id, ann.id]);
+  });
+
   it('rejects a bad email or role with exit 2, and an unknown user with exit 1', async () => {
     expect((await t.run('users', 'add', accountId, '--email', 'not-an-email')).code).toBe(2);
     expect((await t.run('users', 'add', accountId, '--email', 'a@b.io', '--role', 'admin')).code).toBe(2);

@@ -114,6 +114,11 @@ describe('every command, on the database and through the admin API', { timeout: 
     await both(true, ['keys', 'revoke', key]);
     const user = twins(await both(true, ['users', 'add', account, '--email', 'a@example.com']));
     await both(true, ['users', 'list', account]);
+    // The account's only owner: made one, then refused as a member, then a role that is not one.
+    await both(true, ['users', 'role', user, 'owner']);
+    await both(true, ['users', 'role', user, 'member']);
+    await both(true, ['users', 'role', user, 'admin']);
+    await both(false, ['users', 'role', 'usr_nope', 'owner']);
     await both(true, ['users', 'remove', user]);
   });
 

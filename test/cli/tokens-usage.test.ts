@@ -100,7 +100,11 @@ describe('toolgate plans', () => {
       ['subscription_97', true],
     ]);
     const human = await t.run('plans', 'list');
-    expect(human.stdout).toMatch(/^free\s+no\s+none\s+100\/500\s+500\s+50\/250\s+250$/m);
+    expect(human.stdout).toMatch(/^free\s+no\s+none\s+-\s+-$/m);
+    // The limits: one row per meter, one column per plan.
+    expect(human.stdout).toMatch(/^LIMIT\s+free\s+subscription_27\s+subscription_97$/m);
+    expect(human.stdout).toMatch(/^enrich records 5h\s+100\s+1000\s+15000$/m);
+    expect(human.stdout).toMatch(/^search requests 5h\s+250\s+2500\s+37500$/m);
   });
 
   it('creates a plan only when every limit is named, then changes some limits of it', async () => {

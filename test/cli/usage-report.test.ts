@@ -125,8 +125,11 @@ describe('toolgate usage report', () => {
 
   it('by key and by tool for people: the column is named by the grouping', async () => {
     const keys = await t.run('usage', 'report', accountId, ...RANGE, '--by', 'key');
-    expect(keys.stdout).toMatch(/^KEY\s+CALLS\s+TOKENS\s+RECORDS\s+WITH DATA\s+WITHOUT DATA\s+FAILED$/m);
-    expect(keys.stdout).toMatch(new RegExp(`^${keyA}\\s+3\\s+9\\s+0\\s+0\\s+3\\s+0$`, 'm'));
+    // Each key by its id and its name.
+    expect(keys.stdout).toMatch(
+      /^KEY\s+NAME\s+CALLS\s+TOKENS\s+RECORDS\s+WITH DATA\s+WITHOUT DATA\s+FAILED$/m,
+    );
+    expect(keys.stdout).toMatch(new RegExp(`^${keyA}\\s+a\\s+3\\s+9\\s+0\\s+0\\s+3\\s+0$`, 'm'));
     const tools = await t.run('usage', 'report', accountId, ...RANGE, '--by', 'tool');
     expect(tools.stdout).toMatch(/^TOOL\s+CALLS/m);
     expect(tools.stdout).toMatch(/^lookup\s+4\s+9\s+0\s+0\s+3\s+1$/m);
@@ -292,7 +295,10 @@ describe('toolgate plans set --subscription', () => {
 
     const human = await t.run('plans', 'list');
     expect(human.stdout).toMatch(/^PLAN\s+UNLIMITED\s+SUBSCRIPTION\s+/m);
-    expect(human.stdout).toMatch(/^sub_x\s+no\s+monthly\s+1\/2\s+3\s+4\/5\s+9$/m);
+    expect(human.stdout).toMatch(/^sub_x\s+no\s+monthly\s+-\s+-$/m);
+    // Its limits in its own column of the limits table.
+    expect(human.stdout).toMatch(/^LIMIT\s+free\s+sub_x\s+/m);
+    expect(human.stdout).toMatch(/^search requests 5h\s+250\s+9\s+/m);
     expect(human.stdout).toMatch(/^free\s+no\s+none\s+/m);
 
     expect((await t.json('plans', 'set', 'sub_x', '--subscription', 'none')).subscription).toBeNull();

@@ -105,10 +105,14 @@ describe('toolgate webhooks', () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it('refuses loopback endpoints unless TOOLGATE_WEBHOOK_ALLOW_PRIVATE=true', async () => {
+  it("refuses loopback endpoints unless TOOLGATE_WEBHOOK_ALLOW_PRIVATE=true, saying it is the servers' setting", async () => {
     const r = await strict.run('webhooks', 'add', '--url', 'http://127.0.0.1:9/hooks');
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/127\.0\.0\.1.*TOOLGATE_WEBHOOK_ALLOW_PRIVATE/);
+    // Set only where the CLI runs, it would let in an endpoint no server delivers to.
+    expect(r.stderr).toContain(
+      "That is the server's setting: set it in the environment of every server (each checks the address again before every delivery); the CLI's shell alone is not enough.",
+    );
   });
 
   it('removes an endpoint', async () => {

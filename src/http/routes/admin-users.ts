@@ -1,6 +1,6 @@
 /**
- * @module The admin API's an account's users: add, list, remove; registered inside adminRoutes, behind
- * its token check.
+ * @module The admin API's an account's users: add, list, change a role, remove; registered inside
+ * adminRoutes, behind its token check.
  */
 import Type from 'typebox';
 import { unwrap } from '../../domain/api-error.js';
@@ -34,6 +34,18 @@ export function adminUserRoutes(app: AdminApp, s: Services): void {
     async (request) => ({
       data: unwrap(await s.users.list(request.params.id)),
     }),
+  );
+
+  app.patch(
+    '/users/:user_id',
+    {
+      schema: doc('setUserRole', "Change a user's role (an account keeps at least one owner)", {
+        params: UserIdParam,
+        // Any string: the use case names the roles, in the same words on every door.
+        body: Type.Object({ role: Type.String({ maxLength: 100 }) }, strict),
+      }),
+    },
+    async (request) => unwrap(await s.users.setRole(request.params.user_id, request.body.role, by(request))),
   );
 
   app.delete(
