@@ -6,13 +6,34 @@ import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
 
 export async function serve(overrides: { host?: string; port?: number } = {}): Promise<void> {
-  let running: Awaited<ReturnType<typeof startServer>>;
+  let starting: Promise<Awaited<ReturnType<typeof startServer>>> | undefined;
+  // Listened for before the start: a signal that arrives while it finishes (the listening line is
+  // out) waits for it, then shuts down cleanly, instead of killing the process mid-way.
+  const stop = (signal: string) => {
+    void starting?.then(
+      (running) => {
+        running.log.info({ signal }, 'shutting down');
+        running.close().then(
+          () => process.exit(0),
+          (err) => {
+            running.log.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+        // A start that failed is reported (and exits) where it is awaited below.
+      },
+      () => {},
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
   try {
     const config = loadConfig();
     // Only what was given overrides the environment.
     if (overrides.host !== undefined) config.host = overrides.host;
     if (overrides.port !== undefined) config.port = overrides.port;
-    running = await startServer(config);
+    starting = startServer(config);
+    await starting;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`toolgate: ${err.message}\n`);
@@ -20,18 +41,6 @@ export async function serve(overrides: { host?: string; port?: number } = {}): P
     }
     throw err;
   }
-  const stop = (signal: string) => {
-    running.log.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      (err) => {
-        running.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 const entry = process.argv[1] ?? '';
