@@ -7,7 +7,7 @@ const FLOORS = [
   ['domain', '^src/domain/'],
   [
     'settings and probes',
-    '^src/(brand-logo|config|key-secret|logger|tick-shape)\\.ts$|^src/(metrics|client)/',
+    '^src/(brand-logo|config|config-warnings|key-secret|logger|tick-shape)\\.ts$|^src/(metrics|client)/',
   ],
   ['store', '^src/store/'],
   ['outbound', '^src/(webhooks|upstream|payments)/'],

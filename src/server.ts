@@ -8,13 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { readBrandLogo } from './brand-logo.js';
-import {
-  type Config,
-  ConfigError,
-  type DatabaseConfig,
-  redactUrl,
-  unknownVariableWarnings,
-} from './config.js';
+import { type Config, ConfigError, type DatabaseConfig, redactUrl } from './config.js';
+import { unknownVariableWarnings } from './config-warnings.js';
 import { alertMails } from './console/alert-mail.js';
 import { type ConsoleSettings, makeMailer } from './console/index.js';
 import { ALERT_THRESHOLDS } from './domain/alerts.js';

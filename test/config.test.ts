@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseAdminTokens, unknownVariableWarnings } from '../src/config.js';
+import { ConfigError, loadConfig, parseAdminTokens } from '../src/config.js';
+import { unknownVariableWarnings } from '../src/config-warnings.js';
 
 describe('configuration', () => {
   it('has working defaults', () => {
