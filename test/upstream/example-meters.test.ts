@@ -75,9 +75,9 @@ describe("the README's meters example", () => {
   });
 
   it('meters fetch_pages in pages a day and requests an hour, and refuses a day past its limit', async () => {
-    expect(await cli('plans', 'set', 'team', 'scrape.pages.1d=2000', 'scrape.requests.1h=500')).toContain(
-      'team  scrape.pages.1d=2000  scrape.requests.1h=500',
-    );
+    const saved = await cli('plans', 'set', 'team', 'scrape.pages.1d=2000', 'scrape.requests.1h=500');
+    expect(saved).toMatch(/^scrape pages 1d\s+2000$/m);
+    expect(saved).toMatch(/^scrape requests 1h\s+500$/m);
     expect(await cli('tools', 'import', catalogue)).toContain('Imported 1 tool (1 created)');
     const account = JSON.parse(
       await cli('accounts', 'create', '--name', 'Scraper Co', '--plan', 'team', '--json'),
