@@ -18,7 +18,7 @@ const FLOORS = [
   ['console door', '^src/console/'],
   ['oauth door', '^src/oauth/'],
   ['app', '^src/app\\.ts$'],
-  ['composition root', '^src/(server|first-run)\\.ts$'],
+  ['composition root', '^src/(server|first-run|customer-alerts)\\.ts$'],
   ['entry points', '^src/main\\.ts$|^src/cli/'],
 ];
 

@@ -10,9 +10,8 @@ import { buildApp } from './app.js';
 import { readBrandLogo } from './brand-logo.js';
 import { type Config, ConfigError, type DatabaseConfig, redactUrl } from './config.js';
 import { unknownVariableWarnings } from './config-warnings.js';
-import { alertMails } from './console/alert-mail.js';
 import { type ConsoleSettings, makeMailer } from './console/index.js';
-import { ALERT_THRESHOLDS } from './domain/alerts.js';
+import { alertMailerOf, alertThresholdsOf } from './customer-alerts.js';
 import type { Brand } from './domain/brand.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
@@ -28,7 +27,6 @@ import { KeyUsageRecorder } from './service/key-usage.js';
 import { UsageCounters } from './service/usage-counters.js';
 import { openCachedStore } from './store/open.js';
 import { serveCatalogue } from './tools/catalogue.js';
-import { AlertMailer } from './webhooks/alert-mailer.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookInterest } from './webhooks/interest.js';
 import { WebhookSender } from './webhooks/sender.js';
@@ -244,7 +242,7 @@ async function openParts(config: Config, logger: Logger) {
   usageCounters.start();
   // The customer alerts' thresholds are recorded for every account; the webhooks' as endpoints want.
   const webhookInterest = new WebhookInterest(store, logger, {
-    always: customerAlertsOn(config) ? ALERT_THRESHOLDS : [],
+    always: alertThresholdsOf(config),
   });
   await webhookInterest.start();
   const webhookSender = new WebhookSender({
@@ -349,22 +347,6 @@ async function consoleSettingsOf(
   };
   // Made here, once: the sign-in links and the alert mails go through the same one.
   return { ...settings, mailer: await makeMailer(settings, brand, logger) };
-}
-
-/** Customer alerts are mailed while the console is on and can mail (SMTP, or the log outside production). */
-const customerAlertsOn = (config: Config) =>
-  config.console.enabled && (config.console.smtpUrl !== undefined || !config.production);
-
-/** The customer alert mailer, sending through the console's mailer; none while alerts are off. */
-function alertMailerOf(
-  config: Config,
-  store: Parts['store'],
-  settings: ConsoleSettings | undefined,
-  logger: Logger,
-): AlertMailer | undefined {
-  if (!settings?.mailer || !customerAlertsOn(config)) return undefined;
-  const mail = alertMails(settings.mailer, { publicUrl: settings.publicUrl, productName: config.brand.name });
-  return new AlertMailer({ store, mail, clock: systemClock, log: logger });
 }
 
 /** Opens and migrates the database; a failure names it (its password hidden), not only the driver's code. */

@@ -22,6 +22,7 @@ export function consoleDir(sub: 'views' | 'assets'): string {
 
 const TYPES: Record<string, string> = {
   'console.css': 'text/css; charset=utf-8',
+  'consent.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
   // Named by every page's <link rel="icon">: browsers then never ask for a /favicon.ico that is not there.
   'favicon.svg': 'image/svg+xml',

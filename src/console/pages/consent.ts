@@ -103,6 +103,7 @@ export async function consentPage(
         })),
       );
       return renderPlainPage(reply, 'consent', {
+        stylesheet: 'consent.css',
         title: who.memberships.length > 0 ? 'Connect an app' : 'No account',
         email: who.email,
         action: `/console/consent/${encodeURIComponent(pending.uid)}`,
