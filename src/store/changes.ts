@@ -10,6 +10,8 @@ import type { WindowState } from '../domain/fair-use.js';
 export interface AccountUsage {
   windows: WindowState[];
   tokenBalance: number;
+  /** The balance below which a charge records `tokens.low_balance` (none: null); absent when not known. */
+  lowBalance?: number | null;
   /**
    * Set: only these categories changed, and `windows` holds every window of each of them (a
    * PostgreSQL consumption reads and writes only its own; a SQLite one holds the account's others

@@ -164,7 +164,9 @@ export class ReadCache implements ChangeObserver {
 
   usage(accountId: string): AccountUsage | undefined {
     const s = this.snapshots.get(accountId);
-    return s && { windows: s.windows, tokenBalance: s.account.tokenBalance };
+    return (
+      s && { windows: s.windows, tokenBalance: s.account.tokenBalance, lowBalance: s.account.lowBalance }
+    );
   }
 
   invalidateAll(): void {

@@ -6,18 +6,17 @@
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { applyConsumption, isRunning } from '../../domain/fair-use.js';
-import { findWindow } from '../../domain/fair-use-order.js';
-import { newId } from '../../domain/ids.js';
-import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
-import { thresholdEvents } from '../../domain/webhooks.js';
 import type { AccountUsage, Change } from '../changes.js';
-import { chargeEntry, type UsageCommit, type UsageOutcome, type UsageStore } from '../usage-store.js';
-import { writeAudit } from './audit.js';
+import type { UsageCommit, UsageOutcome, UsageStore } from '../usage-store.js';
+import { BatchDecision, type DecideReads, type Prior } from './consumption-decide.js';
+import {
+  CONSUMPTION_SQL,
+  type PreparedWrite,
+  prepareConsumptionWrites,
+  runConsumptionWrites,
+} from './consumption-writes.js';
 import type { SqliteExecutor } from './executor.js';
 import type { FairUseSql } from './fair-use-sql.js';
-import { applyLedger } from './ledger.js';
-import { recordEvents } from './webhooks.js';
 
 /** Most consumptions written by one group commit. */
 const MAX_USAGE_BATCH = 500;
@@ -50,6 +49,11 @@ export class GroupCommit implements UsageStore {
   private turnsWaited = 0;
   private pendingAtLastTurn = 0;
   private readonly consumeBatchTx: { immediate(batch: PendingUsage[]): BatchResult };
+  private statements: PreparedWrite[] | undefined;
+  private readonly reads: DecideReads = {
+    usage: (accountId) => this.usageBefore(accountId),
+    prior: (accountId, key) => this.prior(accountId, key),
+  };
 
   constructor(
     private readonly x: SqliteExecutor,
@@ -60,8 +64,21 @@ export class GroupCommit implements UsageStore {
       // Under the write lock from here to COMMIT: once other processes' commits are reported, what
       // the observer knows of windows and balances is the database's, and nothing else can change it.
       x.checkDataVersion();
-      const decided = new Map<string, AccountUsage>();
-      return { outcomes: batch.map((item) => this.consumeInBatch(item.c, item.audit, decided)), decided };
+      const decision = new BatchDecision(this.reads);
+      const outcomes = batch.map((item) => decision.decide(item.c, item.audit));
+      // Everything that could refuse a consumption was decided before these writes: should one fail
+      // anyway, the whole batch fails rather than keep half a consumption.
+      try {
+        // Prepared at the first batch: the store is made before its migrations run.
+        this.statements ??= prepareConsumptionWrites(x.db, CONSUMPTION_SQL);
+        runConsumptionWrites(this.statements, decision.writes.ops);
+      } catch (err) {
+        throw new StoreUnavailableError(
+          `a consumption's write failed, so its batch is not committed: ${(err as Error).message}`,
+          { cause: err },
+        );
+      }
+      return { outcomes, decided: decision.decided };
     });
   }
 
@@ -149,129 +166,30 @@ export class GroupCommit implements UsageStore {
   }
 
   /**
-   * One consumption inside the batch's transaction. A refusal, or a failure before its first write,
-   * answers for this consumption alone; a failure of the database, or one after a write, fails the
-   * whole batch (its COMMIT could not stand).
+   * An account's windows, balance and alert level as they stand before the batch: as cached (exact
+   * under the write lock once the data version was checked: every commit of this process updates or
+   * forgets what it touched), else read. Undefined: no such account.
    */
-  private consumeInBatch(
-    c: UsageCommit,
-    audit: AuditEntry | undefined,
-    decided: Map<string, AccountUsage>,
-  ): UsageOutcome | Error {
-    try {
-      return this.consume(c, audit, decided);
-    } catch (err) {
-      if (err instanceof StoreUnavailableError || (err as { code?: string }).code?.startsWith('SQLITE_IOERR'))
-        throw err;
-      return err as Error;
-    }
-  }
-
-  /**
-   * An account's windows and balance as they stand in this transaction: as an earlier consumption
-   * of the batch left them, else as cached (exact under the write lock once the data version was
-   * checked: every commit of this process updates or forgets what it touched), else read.
-   * Undefined: no such account.
-   */
-  private usageOf(accountId: string, decided: Map<string, AccountUsage>): AccountUsage | undefined {
-    const earlier = decided.get(accountId);
-    if (earlier) return earlier;
+  private usageBefore(accountId: string): AccountUsage | undefined {
     const known = this.x.observer?.usage(accountId);
     if (known) return known;
-    const account = this.x.sql('SELECT token_balance FROM accounts WHERE id = ?').get(accountId) as
-      | { token_balance: number }
-      | undefined;
-    return account && { windows: this.windows.windowsOf(accountId), tokenBalance: account.token_balance };
+    const account = this.x
+      .sql('SELECT token_balance, low_balance FROM accounts WHERE id = ?')
+      .get(accountId) as { token_balance: number; low_balance: number | null } | undefined;
+    return (
+      account && {
+        windows: this.windows.windowsOf(accountId),
+        tokenBalance: account.token_balance,
+        lowBalance: account.low_balance,
+      }
+    );
   }
 
-  /** The answer, kept for replays when the consumption has an idempotency key. */
-  private keepForReplay(c: UsageCommit, response: unknown): void {
-    if (!c.idempotency) return;
-    this.x
+  private prior(accountId: string, key: string): Prior | undefined {
+    return this.x
       .sql(
-        `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
-       VALUES (?, ?, ?, ?, ?)`,
+        'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
       )
-      .run(c.accountId, c.idempotency.key, c.idempotency.requestHash, JSON.stringify(response), c.now);
-  }
-
-  /**
-   * One consumption, in no savepoint of its own: everything that could refuse it is decided before
-   * its first write, in the order of the checks (an idempotent replay, the account, the windows by
-   * the domain's reference semantics, then the charge against the balance). Nothing can change in
-   * between (the same synchronous step, under the write lock), so the writes cannot be refused; the
-   * windows and balance after are the ones decided, not read back. Should a write fail anyway, the
-   * whole batch fails rather than keep half a consumption.
-   */
-  private consume(
-    c: UsageCommit,
-    audit: AuditEntry | undefined,
-    decided: Map<string, AccountUsage>,
-  ): UsageOutcome {
-    if (c.idempotency) {
-      const prior = this.x
-        .sql(
-          'SELECT request_hash, response FROM usage_idempotency WHERE account_id = ? AND idempotency_key = ?',
-        )
-        .get(c.accountId, c.idempotency.key) as { request_hash: string; response: string } | undefined;
-      if (prior) {
-        return replayOrConflict(prior.request_hash, c.idempotency.requestHash, () => ({
-          kind: 'replayed' as const,
-          response: JSON.parse(prior.response),
-        }));
-      }
-    }
-    const before = this.usageOf(c.accountId, decided);
-    if (!before) return { kind: 'not_found' };
-    const applied = applyConsumption(before.windows, c.increments, c.now);
-    if (!applied.ok) return { kind: 'exceeded', exceeded: applied.exceeded };
-    let balanceAfter: number | null = null;
-    if (c.charge) {
-      // The same condition as applyLedger's conditional update: the balance stays >= 0.
-      balanceAfter = before.tokenBalance + ledgerDelta('charge', c.charge.amount);
-      if (balanceAfter < 0) return { kind: 'insufficient', balance: before.tokenBalance };
-    }
-    // In key order, as applyConsumption keeps them.
-    const windows = applied.states;
-    // Before the first write: should rendering fail, only this consumption does.
-    const response = c.render(windows, balanceAfter);
-    try {
-      this.windows.writeWindows(c, windows);
-      if (c.charge) {
-        const charged = applyLedger(this.x, chargeEntry(c, c.charge));
-        if (charged.kind !== 'applied' || charged.entry.balanceAfter !== balanceAfter)
-          throw new Error(`the charge was not applied as decided (${charged.kind})`);
-      }
-      this.keepForReplay(c, response);
-      writeAudit(this.x, audit);
-      if (c.thresholds) {
-        // The use before is what this transaction decided from: each crossing is this consumption's alone.
-        const usedBefore = (inc: (typeof c.increments)[number]) => {
-          const w = findWindow(before.windows, inc);
-          return isRunning(w, c.now) ? w.used : 0;
-        };
-        const stamp = () => ({ id: newId('msg', c.now * 1000), at: c.now });
-        recordEvents(
-          this.x,
-          thresholdEvents(c.accountId, c.increments, usedBefore, windows, c.thresholds, stamp),
-        );
-      }
-    } catch (err) {
-      throw new StoreUnavailableError(
-        `a consumption failed after its first write, so its batch is not committed: ${(err as Error).message}`,
-      );
-    }
-    // The categories this batch changed for the account: the read cache merges those alone.
-    const category = c.increments[0]?.category;
-    const only =
-      category === undefined || before.only?.includes(category)
-        ? before.only
-        : [...(before.only ?? []), category];
-    decided.set(c.accountId, {
-      windows,
-      tokenBalance: balanceAfter ?? before.tokenBalance,
-      ...(only ? { only } : {}),
-    });
-    return { kind: 'committed', response };
+      .get(accountId, key) as Prior | undefined;
   }
 }
