@@ -13,6 +13,7 @@ import { createLogger } from '../src/logger.js';
 import { createServices, type ServiceDeps, type Services } from '../src/service/index.js';
 import { UsageCounters } from '../src/service/usage-counters.js';
 import { type CachedReads, withReadCache } from '../src/store/cached-reads.js';
+import type { ReadCache } from '../src/store/read-cache.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { type ServedCatalogue, serveCatalogue } from '../src/tools/catalogue.js';
 import type { Tool } from '../src/tools/tool.js';
@@ -74,17 +75,19 @@ export interface Harness {
 
 /** A migrated SQLite store in a fresh directory, and the services on it, with a fixed clock at T0. */
 export async function scratchServices(
-  opts: { keyPrefix?: string; lockWaitMs?: number } = {},
+  opts: { keyPrefix?: string; lockWaitMs?: number; writerThread?: boolean; cache?: ReadCache } = {},
 ): Promise<Harness> {
   const { dir, cleanup } = scratchDir();
   const dbPath = join(dir, 'toolgate.db');
   const { store, reads } = withReadCache(
     (observer) =>
-      new SqliteStore(
-        opts.lockWaitMs === undefined
-          ? { path: dbPath, observer }
-          : { path: dbPath, observer, lockWaitMs: opts.lockWaitMs },
-      ),
+      new SqliteStore({
+        path: dbPath,
+        observer,
+        ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }),
+        ...(opts.writerThread ? { writerThread: true } : {}),
+      }),
+    opts.cache,
   );
   const clock = new FixedClock(T0);
   await store.migrate(DEFAULT_PLANS, Math.floor(T0 / 1000));

@@ -12,6 +12,8 @@ export interface OpenOptions {
   warn?: Warn;
   /** SQLite: checkpoints on a thread of their own (a serving process; sqlite/checkpointer.ts). */
   backgroundCheckpoints?: boolean;
+  /** SQLite: consumptions written by a thread of their own (a serving process; sqlite/writer.ts). */
+  writerThread?: boolean;
 }
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
@@ -21,6 +23,7 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
       path: database.path,
       ...(options.observer ? { observer: options.observer } : {}),
       ...(options.backgroundCheckpoints ? { backgroundCheckpoints: true } : {}),
+      ...(options.writerThread ? { writerThread: true } : {}),
       ...(options.warn ? { warn: options.warn } : {}),
     });
   }
@@ -43,6 +46,11 @@ export async function openCachedStore(
   options: Omit<OpenOptions, 'observer'> = {},
 ): Promise<{ store: Store; reads: CachedReads }> {
   const cache = new ReadCache();
-  const store = await openStore(database, { backgroundCheckpoints: true, ...options, observer: cache });
+  const store = await openStore(database, {
+    backgroundCheckpoints: true,
+    writerThread: process.env.HACK_NO_WRITER !== '1',
+    ...options,
+    observer: cache,
+  });
   return { store, reads: new CachedReads(store, cache) };
 }

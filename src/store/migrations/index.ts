@@ -16,6 +16,7 @@ import { usageUnits } from './014-usage-units.js';
 import { customerAlertsMigration } from './015-customer-alerts.js';
 import { planNamesMigration } from './016-plan-names.js';
 import { usageHourly } from './017-usage-hourly.js';
+import { commitCounter } from './018-commit-counter.js';
 
 export interface Migration {
   version: number;
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly Migration[] = [
   customerAlertsMigration,
   planNamesMigration,
   usageHourly,
+  commitCounter,
 ];
 
 export function migrationLabel(m: Migration): string {

@@ -7,7 +7,6 @@
  * by whichever connection commits it.
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { StoreUnavailableError } from '../../domain/errors.js';
 import { applyConsumption, isRunning } from '../../domain/fair-use.js';
 import { findWindow, storedWindowsOf } from '../../domain/fair-use-order.js';
 import { newId } from '../../domain/ids.js';
@@ -42,25 +41,15 @@ export class BatchDecision {
 
   constructor(private readonly reads: DecideReads) {}
 
-  /**
-   * One consumption: its outcome, or the error that failed it alone (its answer could not be
-   * rendered) before anything of it was written. A store that cannot be read fails the batch.
-   */
-  decide(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
-    try {
-      return this.consume(c, audit);
-    } catch (err) {
-      if (err instanceof StoreUnavailableError || (err as { code?: string }).code?.startsWith('SQLITE_IOERR'))
-        throw err;
-      return err as Error;
-    }
-  }
-
   private usageOf(accountId: string): AccountUsage | undefined {
     return this.decided.get(accountId) ?? this.reads.usage(accountId);
   }
 
-  private consume(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome {
+  /**
+   * One consumption: its outcome, or the error that failed it alone (its answer could not be
+   * rendered) before anything of it was written. What the reads throw fails the batch.
+   */
+  decide(c: UsageCommit, audit: AuditEntry | undefined): UsageOutcome | Error {
     if (c.idempotency) {
       const { key, requestHash } = c.idempotency;
       const prior = this.keyed.get(priorKey(c.accountId, key)) ?? this.reads.prior(c.accountId, key);
@@ -82,8 +71,13 @@ export class BatchDecision {
     }
     // In key order, as applyConsumption keeps them.
     const windows = applied.states;
-    // Before anything of it is written: should rendering fail, only this consumption does.
-    const response = c.render(windows, balanceAfter);
+    let response: unknown;
+    try {
+      response = c.render(windows, balanceAfter);
+    } catch (err) {
+      // Before anything of it is written: only this consumption fails.
+      return err as Error;
+    }
     const w = this.writes;
     const category = c.increments[0]?.category;
     if (category !== undefined)

@@ -93,7 +93,7 @@ export function prepareConsumptionWrites(db: Preparing, sql: readonly string[]):
 
 /**
  * Runs `ops` (ConsumptionWrites.ops) on the prepared statements, in a transaction the caller holds.
- * Throws when a statement does not give back what was decided.
+ * Throws, with `stale` set, when a statement does not give back what was decided.
  */
 export function runConsumptionWrites(statements: readonly PreparedWrite[], ops: readonly unknown[]): void {
   let i = 0;
@@ -110,7 +110,13 @@ export function runConsumptionWrites(statements: readonly PreparedWrite[], ops: 
       continue;
     }
     const got = statement.get(...params);
+    // Stale: decided on a value that changed since (the writer thread's batches are decided ahead).
     if (got !== expect)
-      throw new Error(`a consumption's write gave ${String(got)} where ${expect} was decided`);
+      throw Object.assign(
+        new Error(`a consumption's write gave ${String(got)} where ${expect} was decided`),
+        {
+          stale: true,
+        },
+      );
   }
 }

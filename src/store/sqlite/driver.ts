@@ -25,6 +25,7 @@ export interface SqliteDatabase {
   ): { immediate(...args: A): R } & ((...args: A) => R);
   close(): unknown;
   readonly open: boolean;
+  readonly inTransaction: boolean;
 }
 
 // Codes that mean "the database cannot serve now" rather than "this request is wrong".

@@ -12,7 +12,9 @@ import { type Change, type ChangeObserver, report } from '../changes.js';
 import type { Warn } from '../store.js';
 import { Checkpointer, type CheckpointTuning } from './checkpointer.js';
 import { guard, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { COUNT_COMMIT_SQL, OwnCommits } from './own-commits.js';
 import { WalSync } from './wal-sync.js';
+import { SqliteWriter } from './writer.js';
 
 export interface ExecutorOptions {
   /** File path, or `:memory:`. */
@@ -32,6 +34,11 @@ export interface ExecutorOptions {
   backgroundCheckpoints?: boolean | CheckpointTuning;
   /** Told what the operator should know (the checkpoint thread failed). */
   warn?: Warn;
+  /**
+   * Consumptions written by a thread of their own once a batch of them is committed (writer.ts),
+   * when there is an observer to decide them from: for a serving process, not a one-shot command.
+   */
+  writerThread?: boolean;
 }
 
 const SYNC_BUSY_MS = 5;
@@ -52,13 +59,24 @@ export class SqliteExecutor {
    * the lock held past lockWaitMs); cleared by the next one that commits. Readiness.
    */
   refusal: StoreUnavailableError | undefined;
+  /**
+   * The writer thread, once started (startWriter): from then on this connection's commits are
+   * counted as this process's (own-commits.ts), so that the thread's are not taken for another's.
+   */
+  writer: SqliteWriter | undefined;
   private readonly statements = new Map<string, SqliteStatement>();
   private readonly lockWaitMs: number;
+  private readonly path: string;
+  private readonly warn: Warn | undefined;
+  private readonly writerWanted: boolean;
   private dataVersion = -1;
   private readonly dataVersionStatement: SqliteStatement;
 
   constructor(options: ExecutorOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.path = options.path;
+    this.warn = options.warn;
+    this.writerWanted = options.writerThread === true && options.observer !== undefined;
     this.lockWaitMs = options.lockWaitMs ?? 5000;
     this.observer = options.observer;
     this.db = guard(() => new Database(options.path) as unknown as SqliteDatabase);
@@ -149,11 +167,13 @@ export class SqliteExecutor {
    * asked for in the same synchronous step as the commit, so a commit held for the fdatasync under
    * way (WalSync.beforeNext) joins the next one, whatever else waits for it.
    */
-  write<T>(fn: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
+  write<T>(body: () => T, changes: (result: T | undefined) => Change[] = () => []): Promise<T> {
     if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
+    const own = this.writer?.own;
+    const fn = own ? () => this.counted(own, body) : body;
     // While the checkpoint thread starts the WAL over, writes wait in memory (checkpointer.ts).
     const held = this.checkpointer?.held;
-    if (held) return held.then(() => this.write(fn, changes));
+    if (held) return held.then(() => this.write(body, changes));
     let result: T;
     const started = this.checkpointer ? performance.now() : 0;
     try {
@@ -178,6 +198,33 @@ export class SqliteExecutor {
       this.checkpointer.committed(now - started, now);
     }
     return this.whenDurable(result);
+  }
+
+  /**
+   * `body` in a transaction of its own that is counted as this process's commit: it updates the
+   * counter row (so that it moves the WAL index's count however alike its pages came out), and the
+   * shared count moves around its COMMIT (own-commits.ts). Transactions `body` opens are savepoints in it.
+   */
+  private counted<T>(own: OwnCommits, body: () => T): T {
+    this.sql('BEGIN IMMEDIATE').run();
+    let result: T;
+    try {
+      result = body();
+      this.sql(COUNT_COMMIT_SQL).run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql('ROLLBACK').run();
+      throw err;
+    }
+    own.beforeCommit();
+    try {
+      this.sql('COMMIT').run();
+    } catch (err) {
+      own.afterCommit(false);
+      if (this.db.inTransaction) this.sql('ROLLBACK').run();
+      throw err;
+    }
+    own.afterCommit(true);
+    return result;
   }
 
   /** `result`, once everything committed so far is on disk. */
@@ -205,13 +252,41 @@ export class SqliteExecutor {
     setImmediate(this.endTurn);
   }
 
-  /** Reports 'all' if another process committed since the last check. */
+  /**
+   * Reports 'all' if another process committed since the last check. data_version moves for the
+   * writer thread's commits too: once it runs, the WAL index tells whose they were.
+   */
   checkDataVersion(): void {
     const v = this.dataVersionStatement.get() as number;
-    if (v !== this.dataVersion) {
-      this.dataVersion = v;
-      report(this.observer, ALL);
+    if (v === this.dataVersion) return;
+    this.dataVersion = v;
+    const own = this.writer?.own;
+    if (own?.onlyOwnSinceBase()) return;
+    report(this.observer, ALL);
+    // What the cache holds from here on is read after those commits: counted from now.
+    own?.rebase();
+  }
+
+  /**
+   * The writer thread, started at the first batch of consumptions of a serving process whose
+   * database is a WAL file; undefined otherwise (or while it cannot run). It answers batches once it
+   * is ready.
+   */
+  startWriter(): SqliteWriter | undefined {
+    if (this.writer) return this.writer.failure ? undefined : this.writer;
+    if (!this.writerWanted || !this.walSync || this.walSync.failure) return undefined;
+    let own: OwnCommits;
+    try {
+      own = new OwnCommits(`${this.path}-shm`);
+    } catch (err) {
+      this.warn?.('SQLite consumptions stay on the event loop: the WAL index could not be read', {
+        err: { message: (err as Error).message },
+      });
+      return undefined;
     }
+    own.rebase();
+    this.writer = new SqliteWriter(this.path, own, this.warn);
+    return this.writer.failure ? undefined : this.writer;
   }
 
   /** False only when even the version check failed (the reads that follow will say why). */
@@ -262,7 +337,8 @@ export class SqliteExecutor {
   }
 
   async close(): Promise<void> {
-    // First: the last connection to close checkpoints the rest and removes the WAL.
+    // The writer's batches answered first; the last connection to close checkpoints the rest.
+    await this.writer?.close();
     await this.checkpointer?.close();
     await this.walSync?.close();
     if (this.db.open) this.db.close();

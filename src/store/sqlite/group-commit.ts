@@ -17,6 +17,7 @@ import {
 } from './consumption-writes.js';
 import type { SqliteExecutor } from './executor.js';
 import type { FairUseSql } from './fair-use-sql.js';
+import { type PendingUsage, ThreadedCommit } from './threaded-commit.js';
 
 /** Most consumptions written by one group commit. */
 const MAX_USAGE_BATCH = 500;
@@ -28,13 +29,6 @@ const MAX_USAGE_BATCH = 500;
  * loop idle: while a callback of setImmediate is queued, the loop polls for I/O without blocking.
  */
 const MAX_WAIT_TURNS = 3;
-
-interface PendingUsage {
-  c: UsageCommit;
-  audit?: AuditEntry;
-  resolve: (outcome: UsageOutcome) => void;
-  reject: (err: unknown) => void;
-}
 
 /** A group commit's outcomes, and the windows and balance it left each account it consumed from. */
 interface BatchResult {
@@ -54,11 +48,20 @@ export class GroupCommit implements UsageStore {
     usage: (accountId) => this.usageBefore(accountId),
     prior: (accountId, key) => this.prior(accountId, key),
   };
+  private readonly threaded: ThreadedCommit;
+  /**
+   * Consumptions to commit on the event loop, under the lock, once no batch is under way in the
+   * writer thread: those it did not write, and those it does not take (an idempotency key).
+   */
+  private readonly onLoop: PendingUsage[] = [];
+  /** A batch on the event loop between its start and its commit (its lock may be waited for). */
+  private committingOnLoop = false;
 
   constructor(
     private readonly x: SqliteExecutor,
     private readonly windows: FairUseSql,
   ) {
+    this.threaded = new ThreadedCommit(x, this.reads);
     // The group commit's transaction: each consumption of the batch all-or-nothing by itself.
     this.consumeBatchTx = x.db.transaction((batch: PendingUsage[]) => {
       // Under the write lock from here to COMMIT: once other processes' commits are reported, what
@@ -139,6 +142,37 @@ export class GroupCommit implements UsageStore {
       this.usageFlushScheduled = true;
       setImmediate(this.flushHeldUsage);
     }
+    const writer = this.x.startWriter();
+    // Once, as the thread starts: its first batch waits for it rather than be committed here.
+    if (writer && !writer.ready) await writer.started;
+    // The thread takes a batch while nothing waits to be committed on the event loop (the two never
+    // have batches decided at once: each decides on what the other has committed).
+    if (
+      writer?.ready &&
+      this.onLoop.length === 0 &&
+      !this.committingOnLoop &&
+      !batch.some((item) => item.c.idempotency)
+    ) {
+      const again = await this.threaded.commit(writer, batch);
+      this.onLoop.push(...again);
+    } else this.onLoop.push(...batch);
+    await this.commitOnLoop();
+  }
+
+  /** The consumptions waiting to be committed on the event loop, once the writer thread has none under way. */
+  private async commitOnLoop(): Promise<void> {
+    const waits: Promise<void>[] = [];
+    while (this.onLoop.length > 0 && !this.committingOnLoop && !this.x.writer?.inFlight)
+      waits.push(this.commitBatch(this.onLoop.splice(0, MAX_USAGE_BATCH)));
+    await Promise.all(waits);
+  }
+
+  /**
+   * A batch decided and committed on the event loop, under the write lock. From its start to its
+   * commit (while its lock may be waited for) the writer thread takes no batch.
+   */
+  private async commitBatch(batch: PendingUsage[]): Promise<void> {
+    this.committingOnLoop = true;
     try {
       const { outcomes } = await this.x.write(
         () => this.consumeBatchTx.immediate(batch),
@@ -146,6 +180,7 @@ export class GroupCommit implements UsageStore {
         // with the windows and balance it was left with. Refused ones changed nothing; a failed batch
         // reports every account it held.
         (result): Change[] => {
+          this.committingOnLoop = false;
           const changes: Change[] = [];
           if (!result) {
             for (const item of batch) changes.push({ account: item.c.accountId });
@@ -162,6 +197,8 @@ export class GroupCommit implements UsageStore {
       });
     } catch (err) {
       for (const item of batch) item.reject(err);
+    } finally {
+      this.committingOnLoop = false;
     }
   }
 

@@ -28,6 +28,7 @@ import { SqliteUsageHistory } from './usage-history.js';
 import { SqliteUsers } from './users.js';
 import type { WalSync } from './wal-sync.js';
 import { SqliteWebhooks } from './webhooks.js';
+import type { SqliteWriter } from './writer.js';
 
 export type SqliteStoreOptions = ExecutorOptions;
 
@@ -70,8 +71,16 @@ export class SqliteStore implements Store {
     this.alerts = new SqliteAlerts(this.x);
   }
 
-  migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    return migrate(this.x, plans, now);
+  async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
+    const migrated = await migrate(this.x, plans, now);
+    // Its statements need the schema: started once it is there, so it is ready by the first consumption.
+    this.x.startWriter();
+    return migrated;
+  }
+
+  /** The writer thread of a serving process, once started (diagnostics and tests). */
+  get writer(): SqliteWriter | undefined {
+    return this.x.writer;
   }
 
   /** fdatasyncs of the WAL done so far, each making the commits before it durable (diagnostics). */
