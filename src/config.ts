@@ -4,8 +4,8 @@
  * schemas), not TypeBox: loading TypeBox's checker took about half a second of each CLI command.
  */
 
-import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
+import { type DatabaseConfig, parseDatabaseUrl, redactUrl, withSqliteWriter } from './config-database.js';
 import { KEY_PREFIX_PATTERN } from './domain/api-keys.js';
 import { normalOrigin } from './domain/origins.js';
 
@@ -63,6 +63,7 @@ const ENV_PROPERTIES = {
   },
   LOG_LEVEL: { type: 'string', enum: [...LOG_LEVELS] },
   TOOLGATE_LOG_FORMAT: { type: 'string', enum: ['pretty', 'json'] },
+  TOOLGATE_SQLITE_WRITER: { type: 'string', enum: ['thread', 'loop'] },
   NODE_ENV: { type: 'string' },
 } as const;
 const checkEnv = new Ajv({ allErrors: true, strict: true }).compile({
@@ -137,6 +138,8 @@ const HINTS: Record<keyof Env, string> = {
   LOG_LEVEL: `must be one of ${LOG_LEVELS.join(', ')}`,
   TOOLGATE_LOG_FORMAT:
     'must be pretty (readable lines; the default on a terminal outside production) or json (one object per line; the default otherwise)',
+  TOOLGATE_SQLITE_WRITER:
+    'must be thread (consumptions written by a thread beside the event loop; the default with two or more cores) or loop (on the event loop)',
   NODE_ENV: 'must be a string',
 };
 
@@ -175,10 +178,6 @@ export function parseAdminTokens(value: string | undefined): AdminToken[] {
   if (new Set(tokens.map((t) => t.name)).size !== tokens.length) throw new Error('names must be distinct');
   return tokens;
 }
-
-export type DatabaseConfig =
-  | { kind: 'sqlite'; path: string }
-  | { kind: 'postgres'; url: string; poolSize: number; schema: string; timeoutMs: number };
 
 export interface Config {
   database: DatabaseConfig;
@@ -257,6 +256,8 @@ function paymentsConfig(e: Env): PaymentsConfig | undefined {
   };
 }
 
+export { type DatabaseConfig, redactUrl };
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -322,11 +323,14 @@ export function loadConfig(
     throw new ConfigError(`Invalid configuration:\n  - ${[...problems.values()].join('\n  - ')}`);
   const e = picked as Env;
   return {
-    database: parseDatabaseUrl(e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db', {
-      poolSize: Number(e.TOOLGATE_DATABASE_POOL_SIZE ?? '10'),
-      schema: e.TOOLGATE_DATABASE_SCHEMA ?? 'public',
-      timeoutMs: Number(e.TOOLGATE_DATABASE_TIMEOUT_MS ?? '5000'),
-    }),
+    database: withSqliteWriter(
+      parseDatabaseUrl(e.TOOLGATE_DATABASE_URL ?? 'sqlite:./data/toolgate.db', {
+        poolSize: Number(e.TOOLGATE_DATABASE_POOL_SIZE ?? '10'),
+        schema: e.TOOLGATE_DATABASE_SCHEMA ?? 'public',
+        timeoutMs: Number(e.TOOLGATE_DATABASE_TIMEOUT_MS ?? '5000'),
+      }),
+      e.TOOLGATE_SQLITE_WRITER as 'thread' | 'loop' | undefined,
+    ),
     host: e.HOST ?? '127.0.0.1',
     port,
     adminTokens: parseAdminTokens(e.TOOLGATE_ADMIN_TOKEN),
@@ -379,20 +383,4 @@ function redact(name: string, value: string | undefined): string {
   if (SECRET_VARIABLES.includes(name)) return `<${value.length} characters>`;
   // A database or Redis URL may carry a password.
   return redactUrl(value);
-}
-
-export function parseDatabaseUrl(
-  url: string,
-  pg = { poolSize: 10, schema: 'public', timeoutMs: 5000 },
-): DatabaseConfig {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };
-  }
-  return { kind: 'postgres', url, ...pg };
-}
-
-/** A URL with its password, if any, replaced by `***` (for logs and error messages). */
-export function redactUrl(value: string): string {
-  return value.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }

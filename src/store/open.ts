@@ -23,7 +23,7 @@ export async function openStore(database: DatabaseConfig, options: OpenOptions =
       path: database.path,
       ...(options.observer ? { observer: options.observer } : {}),
       ...(options.backgroundCheckpoints ? { backgroundCheckpoints: true } : {}),
-      ...(options.writerThread ? { writerThread: true } : {}),
+      ...(options.writerThread && database.writer === 'thread' ? { writerThread: true } : {}),
       ...(options.warn ? { warn: options.warn } : {}),
     });
   }
@@ -48,7 +48,7 @@ export async function openCachedStore(
   const cache = new ReadCache();
   const store = await openStore(database, {
     backgroundCheckpoints: true,
-    writerThread: process.env.HACK_NO_WRITER !== '1',
+    writerThread: true,
     ...options,
     observer: cache,
   });

@@ -99,7 +99,9 @@ export class GroupCommit implements UsageStore {
       this.pendingUsage.push(audit ? { c, audit, resolve, reject } : { c, resolve, reject });
       if (!this.usageFlushScheduled) {
         this.usageFlushScheduled = true;
-        if (this.x.walSync?.busy) this.x.walSync.beforeNext(this.flushHeldUsage);
+        // The writer thread batches what comes while it writes: sent at the end of this turn.
+        if (this.x.writer?.ready) setImmediate(this.flushHeldUsage);
+        else if (this.x.walSync?.busy) this.x.walSync.beforeNext(this.flushHeldUsage);
         else {
           this.turnsWaited = 0;
           this.pendingAtLastTurn = this.pendingUsage.length;

@@ -1,7 +1,8 @@
 /**
  * @module The source of the SQLite writer thread (writer.ts starts it): a connection of its own
  * that writes the batches of consumptions the event loop decided, each drain of its queue in one
- * transaction, then makes them durable with an fdatasync of the WAL, and answers. Before writing it
+ * transaction, and answers each once an fdatasync of the WAL that started after its COMMIT is
+ * done (the next drains are written meanwhile). Before writing it
  * checks, under the write lock, that no other process committed since the event loop's baseline
  * (own-commits.ts) and that each batch was decided under the current one: otherwise the batches are
  * answered `conflict` and the event loop decides them again under the lock itself. A CommonJS
@@ -98,23 +99,49 @@ function write(batches) {
   }
   Atomics.add(shared, 0, 1);
   Atomics.notify(shared, 0);
-  try {
-    fs.fdatasyncSync(wal);
-  } catch (err) {
-    return answer(taken, 'fatal', { message: failure(err).message }).concat(answer(stale, 'conflict'));
+  undurable.push(...taken);
+  return answer(stale, 'conflict');
+}
+
+// Committed batches wait for an fdatasync that started after their COMMIT; one runs at a time, and
+// the transactions committed meanwhile share the next (the thread goes on writing while it runs).
+let undurable = [];
+let syncing = false;
+let broken;
+
+function sync() {
+  if (syncing || undurable.length === 0) return finishIfClosing();
+  const batches = undurable;
+  undurable = [];
+  if (broken) {
+    parentPort.postMessage(answer(batches, 'fatal', { message: broken }));
+    return sync();
   }
-  return answer(taken, 'committed').concat(answer(stale, 'conflict'));
+  syncing = true;
+  fs.fdatasync(wal, (err) => {
+    syncing = false;
+    // A failed fdatasync leaves the file's state unknown: every later commit is answered so too.
+    if (err) broken = failure(err).message;
+    parentPort.postMessage(broken ? answer(batches, 'fatal', { message: broken }) : answer(batches, 'committed'));
+    sync();
+  });
+}
+
+function finishIfClosing() {
+  if (!closing || scheduled || syncing || queue.length > 0 || undurable.length > 0) return;
+  db.close();
+  parentPort.close();
 }
 
 function drain() {
   scheduled = false;
   const batches = queue;
   queue = [];
-  if (batches.length > 0) parentPort.postMessage(write(batches));
-  if (closing) {
-    db.close();
-    parentPort.close();
+  if (batches.length > 0) {
+    const replies = write(batches);
+    if (replies.length > 0) parentPort.postMessage(replies);
   }
+  sync();
 }
 
 parentPort.on('message', (message) => {

@@ -1,0 +1,33 @@
+/** @module The database a configuration names: its URL parsed, SQLite's writer chosen, and URLs made safe to print. */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export type DatabaseConfig =
+  /** `writer`: where a serving process writes its consumptions (sqlite/writer.ts); a one-shot command, on the loop. */
+  | { kind: 'sqlite'; path: string; writer?: 'thread' | 'loop' }
+  | { kind: 'postgres'; url: string; poolSize: number; schema: string; timeoutMs: number };
+
+/** A thread of its own writes SQLite's consumptions unless told otherwise, or one core is all there is. */
+export function withSqliteWriter(
+  database: DatabaseConfig,
+  writer: 'thread' | 'loop' | undefined,
+): DatabaseConfig {
+  if (database.kind !== 'sqlite') return database;
+  return { ...database, writer: writer ?? (availableParallelism() >= 2 ? 'thread' : 'loop') };
+}
+
+export function parseDatabaseUrl(
+  url: string,
+  pg = { poolSize: 10, schema: 'public', timeoutMs: 5000 },
+): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(path) };
+  }
+  return { kind: 'postgres', url, ...pg };
+}
+
+/** A URL with its password, if any, replaced by `***` (for logs and error messages). */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
