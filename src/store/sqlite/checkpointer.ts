@@ -141,6 +141,14 @@ export class Checkpointer {
     }
   }
 
+  /**
+   * Starts the thread now, whatever the commits so far cost: for a process whose commits are made
+   * by another connection (the writer thread's, which must not checkpoint in its commits either).
+   */
+  startNow(): void {
+    if (!this.worker && !this.failed && !this.closing) this.startWorker();
+  }
+
   private startWorker(): void {
     let worker: Worker;
     try {

@@ -88,7 +88,7 @@ export class BatchDecision {
       w.events(
         balanceEvents(c.accountId, before.tokenBalance, balanceAfter, before.lowBalance ?? null, stamp),
       );
-      w.charge(chargeEntry(c, c.charge), ledgerDelta('charge', c.charge.amount), balanceAfter);
+      w.charge(chargeEntry(c, c.charge), before.tokenBalance);
     }
     if (c.idempotency) {
       const text = JSON.stringify(response);

@@ -285,7 +285,10 @@ export class SqliteExecutor {
       return undefined;
     }
     own.rebase();
-    this.writer = new SqliteWriter(this.path, own, this.warn);
+    // Checkpoints beside the writes, never in the writer's commits (where they would hold every
+    // batch behind them): the checkpoint thread runs from the start.
+    this.checkpointer?.startNow();
+    this.writer = new SqliteWriter(this.path, own, this.warn, this.checkpointer?.active === true);
     return this.writer.failure ? undefined : this.writer;
   }
 

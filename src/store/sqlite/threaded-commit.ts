@@ -49,6 +49,9 @@ export class ThreadedCommit {
    * when one of its accounts is left by a batch decided under an older baseline.
    */
   async commit(writer: SqliteWriter, batch: PendingUsage[]): Promise<PendingUsage[]> {
+    // While the checkpoint thread starts the WAL over, batches wait in memory (checkpointer.ts).
+    const held = this.x.checkpointer?.held;
+    if (held) await held;
     // Other processes' commits first: the cache forgets what they may have changed, a new baseline.
     this.x.checkDataVersion();
     const epoch = writer.own.epoch;
@@ -77,6 +80,8 @@ export class ThreadedCommit {
         for (const [account, after] of decision.decided) changes.push({ account, after });
         report(this.x.observer, changes);
         this.x.refusal = undefined;
+        // What the thread committed is the checkpoint thread's to copy back (checkpointer.ts).
+        this.x.checkpointer?.committed(0, performance.now());
         settle(batch, outcomes);
         return [];
       }

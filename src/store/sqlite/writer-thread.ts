@@ -41,7 +41,10 @@ const shared = new Int32Array(workerData.shared);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyMs);
 db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
+// Every account a batch names was found before it was decided, and accounts are never deleted: the
+// foreign keys' lookups (one per row written) would only ever find them.
+db.pragma('foreign_keys = OFF');
+db.pragma('wal_autocheckpoint = ' + workerData.autocheckpoint);
 const statements = prepareConsumptionWrites(db, workerData.sql);
 const countCommit = db.prepare(workerData.countSql);
 const begin = db.prepare('BEGIN IMMEDIATE');
@@ -103,23 +106,26 @@ function write(batches) {
   return answer(stale, 'conflict');
 }
 
-// Committed batches wait for an fdatasync that started after their COMMIT; one runs at a time, and
-// the transactions committed meanwhile share the next (the thread goes on writing while it runs).
+// Committed batches wait for an fdatasync that started after their COMMIT. Each drain's starts at
+// once, beside those still running (the disk takes several flushes at a time), up to SYNCS; those
+// committed while that many run share the next one to start.
+const SYNCS = 3;
 let undurable = [];
-let syncing = false;
+let syncing = 0;
 let broken;
 
 function sync() {
-  if (syncing || undurable.length === 0) return finishIfClosing();
+  if (undurable.length === 0) return finishIfClosing();
+  if (broken) {
+    parentPort.postMessage(answer(undurable.splice(0), 'fatal', { message: broken }));
+    return finishIfClosing();
+  }
+  if (syncing >= SYNCS) return;
   const batches = undurable;
   undurable = [];
-  if (broken) {
-    parentPort.postMessage(answer(batches, 'fatal', { message: broken }));
-    return sync();
-  }
-  syncing = true;
+  syncing++;
   fs.fdatasync(wal, (err) => {
-    syncing = false;
+    syncing--;
     // A failed fdatasync leaves the file's state unknown: every later commit is answered so too.
     if (err) broken = failure(err).message;
     parentPort.postMessage(broken ? answer(batches, 'fatal', { message: broken }) : answer(batches, 'committed'));
@@ -128,7 +134,7 @@ function sync() {
 }
 
 function finishIfClosing() {
-  if (!closing || scheduled || syncing || queue.length > 0 || undurable.length > 0) return;
+  if (!closing || scheduled || syncing > 0 || queue.length > 0 || undurable.length > 0) return;
   db.close();
   parentPort.close();
 }

@@ -38,6 +38,8 @@ export class SqliteWriter {
     path: string,
     readonly own: OwnCommits,
     private readonly warn?: Warn,
+    /** Another thread checkpoints (checkpointer.ts): the writer's commits do not. */
+    checkpointsElsewhere = false,
   ) {
     this.started = new Promise<boolean>((resolve) => {
       this.markStarted = resolve;
@@ -54,6 +56,7 @@ export class SqliteWriter {
           countSql: COUNT_COMMIT_SQL,
           busyMs: LOCK_WAIT_MS,
           littleEndian: own.littleEndian,
+          autocheckpoint: checkpointsElsewhere ? 0 : 1000,
         },
       });
     } catch (err) {
