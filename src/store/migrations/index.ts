@@ -17,6 +17,7 @@ import { customerAlertsMigration } from './015-customer-alerts.js';
 import { planNamesMigration } from './016-plan-names.js';
 import { usageHourly } from './017-usage-hourly.js';
 import { commitCounter } from './018-commit-counter.js';
+import { ledgerByAccount } from './019-ledger-by-account.js';
 
 export interface Migration {
   version: number;
@@ -45,6 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
   planNamesMigration,
   usageHourly,
   commitCounter,
+  ledgerByAccount,
 ];
 
 export function migrationLabel(m: Migration): string {

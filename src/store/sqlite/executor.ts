@@ -42,6 +42,7 @@ export interface ExecutorOptions {
 }
 
 const SYNC_BUSY_MS = 5;
+const WRITER_BUSY_MS = 1;
 /** SQLite's default automatic checkpoint, in WAL pages. */
 const AUTOCHECKPOINT_PAGES = 1000;
 const ALL: readonly Change[] = ['all'];
@@ -288,6 +289,9 @@ export class SqliteExecutor {
     // Checkpoints beside the writes, never in the writer's commits (where they would hold every
     // batch behind them): the checkpoint thread runs from the start.
     this.checkpointer?.startNow();
+    // The writer holds the lock for most of each of its transactions: this connection's writes wait
+    // for it off the event loop (retryWhileBusy) rather than in SQLite's blocking wait.
+    this.db.pragma(`busy_timeout = ${WRITER_BUSY_MS}`);
     this.writer = new SqliteWriter(this.path, own, this.warn, this.checkpointer?.active === true);
     return this.writer.failure ? undefined : this.writer;
   }
