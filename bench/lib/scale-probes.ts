@@ -119,7 +119,8 @@ export async function postgresSizes(url: string, schema: string, tables: readonl
         WHERE n.nspname = $1 AND c.relname = ANY($2) ORDER BY c.relname`,
       [schema, tables],
     );
-    const buffers = (await c.query<{ s: string }>('SHOW shared_buffers')).rows[0]!.s;
+    const buffers = (await c.query<{ s: string }>("SELECT current_setting('shared_buffers') AS s")).rows[0]!
+      .s;
     const mib = (b: string) => `${(Number(b) / 2 ** 20).toFixed(1)} MiB`;
     return `${r.rows.map((t) => `${t.name} ${mib(t.heap)} + indexes ${mib(t.indexes)}`).join(', ')}; shared_buffers ${buffers}`;
   } catch (err) {
