@@ -9,7 +9,6 @@ import { accountTotals } from './admin.js';
 import { RECORDS_PER_CALL } from './proxied.js';
 import type { SideResult } from './runner.js';
 import {
-  type Io,
   ioLine,
   ioOf,
   postgresSizes,
@@ -98,7 +97,7 @@ export async function probeSides(
 ): Promise<{ finish(sides: readonly SideResult[]): Promise<Note[]> }> {
   const statio = (i: number): Promise<Statio | null> =>
     postgresUrl && places[i]!.schema ? statioOf(postgresUrl, places[i]!.schema!) : Promise.resolve(null);
-  const io = (i: number): Io | null => ioOf(targets[i]!.child.process.pid);
+  const io = (i: number) => ioOf(targets[i]!.child.process.pid);
   const ioBefore = [io(0), io(1)];
   const statioBefore = [await statio(0), await statio(1)];
   return {

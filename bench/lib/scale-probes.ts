@@ -20,26 +20,44 @@ export interface Io {
   write_bytes: number;
 }
 
-export function ioOf(pid: number | undefined): Io | null {
+/** A process's counters, and those of its main thread: the event loop, where SQLite's statements run. */
+export interface ProcessIo {
+  all: Io;
+  loop: Io;
+}
+
+function readIo(file: string): Io {
+  const out: Record<string, number> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const [k, v] = line.split(':');
+    if (k && v) out[k.trim()] = Number(v);
+  }
+  return out as unknown as Io;
+}
+
+export function ioOf(pid: number | undefined): ProcessIo | null {
   if (pid === undefined) return null;
   try {
-    const out: Record<string, number> = {};
-    for (const line of readFileSync(`/proc/${pid}/io`, 'utf8').split('\n')) {
-      const [k, v] = line.split(':');
-      if (k && v) out[k.trim()] = Number(v);
-    }
-    return out as unknown as Io;
+    return { all: readIo(`/proc/${pid}/io`), loop: readIo(`/proc/${pid}/task/${pid}/io`) };
   } catch {
     return null;
   }
 }
 
-/** The counters between two reads, per answer: `syscr 4.1, syscw 2.0, read 1.3 KB, written 2.2 KB`. */
-export function ioLine(before: Io | null, after: Io | null, answers: number): string {
+/**
+ * The counters between two reads, per answer, on the event loop (its sockets, and SQLite's reads of
+ * pages its cache misses and its WAL writes at each commit) and on the other threads (the WAL's
+ * fdatasync, and the checkpointer copying WAL frames into the database).
+ */
+export function ioLine(before: ProcessIo | null, after: ProcessIo | null, answers: number): string {
   if (!before || !after || answers <= 0) return '?';
-  const per = (k: keyof Io) => (after[k] - before[k]) / answers;
-  const kb = (k: keyof Io) => `${(per(k) / 1024).toFixed(2)} KB`;
-  return `read() ${per('syscr').toFixed(2)} calls ${kb('rchar')}, write() ${per('syscw').toFixed(2)} calls ${kb('wchar')}, from disk ${kb('read_bytes')}, to disk ${kb('write_bytes')}`;
+  const per = (k: keyof Io, t: 'all' | 'loop' | 'others') => {
+    const d = (x: 'all' | 'loop') => after[x][k] - before[x][k];
+    return (t === 'others' ? d('all') - d('loop') : d(t)) / answers;
+  };
+  const calls = (t: 'loop' | 'others') =>
+    `read() ${per('syscr', t).toFixed(2)} calls ${(per('rchar', t) / 1024).toFixed(2)} KB, write() ${per('syscw', t).toFixed(2)} calls ${(per('wchar', t) / 1024).toFixed(2)} KB`;
+  return `event loop ${calls('loop')}; other threads ${calls('others')}; to disk ${(per('write_bytes', 'all') / 1024).toFixed(2)} KB, from disk ${(per('read_bytes', 'all') / 1024).toFixed(2)} KB`;
 }
 
 export interface Statio {
@@ -47,6 +65,9 @@ export interface Statio {
   heapRead: number;
   indexHit: number;
   indexRead: number;
+  /** Row updates, and those made HOT (on the row's own page, no index entry). */
+  updates: number;
+  hotUpdates: number;
 }
 
 /**
@@ -61,7 +82,9 @@ export async function statioOf(url: string, schema: string): Promise<Statio | nu
     await c.connect();
     const r = await c.query<Record<string, string | null>>(
       `SELECT sum(heap_blks_hit) AS hh, sum(heap_blks_read) AS hr,
-              sum(coalesce(idx_blks_hit, 0)) AS ih, sum(coalesce(idx_blks_read, 0)) AS ir
+              sum(coalesce(idx_blks_hit, 0)) AS ih, sum(coalesce(idx_blks_read, 0)) AS ir,
+              (SELECT sum(n_tup_upd) FROM pg_stat_user_tables WHERE schemaname = $1) AS u,
+              (SELECT sum(n_tup_hot_upd) FROM pg_stat_user_tables WHERE schemaname = $1) AS hu
          FROM pg_statio_user_tables WHERE schemaname = $1`,
       [schema],
     );
@@ -71,6 +94,8 @@ export async function statioOf(url: string, schema: string): Promise<Statio | nu
       heapRead: Number(row.hr ?? 0),
       indexHit: Number(row.ih ?? 0),
       indexRead: Number(row.ir ?? 0),
+      updates: Number(row.u ?? 0),
+      hotUpdates: Number(row.hu ?? 0),
     };
   } catch {
     return null;
@@ -85,7 +110,9 @@ export function statioLine(before: Statio | null, after: Statio | null, answers:
   const hits = after.heapHit - before.heapHit + after.indexHit - before.indexHit;
   const reads = after.heapRead - before.heapRead + after.indexRead - before.indexRead;
   const ratio = hits + reads > 0 ? ((100 * hits) / (hits + reads)).toFixed(2) : '?';
-  return `buffers per answer: heap ${per('heapHit')} hit + ${per('heapRead')} read, indexes ${per('indexHit')} hit + ${per('indexRead')} read (${ratio}% hits)`;
+  const updates = after.updates - before.updates;
+  const hot = updates > 0 ? `${((100 * (after.hotUpdates - before.hotUpdates)) / updates).toFixed(1)}%` : '?';
+  return `buffers per answer: heap ${per('heapHit')} hit + ${per('heapRead')} read, indexes ${per('indexHit')} hit + ${per('indexRead')} read (${ratio}% hits); row updates ${per('updates')} per answer, ${hot} HOT`;
 }
 
 /** The B-trees a call meets in a SQLite file: pages, depth and MiB, from dbstat (read only). */

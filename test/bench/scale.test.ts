@@ -84,20 +84,23 @@ describe('the scale comparison', () => {
     expect(status(rows[2]!, { ...entry, rps: { ...entry.rps, ratio: 0.85 } })).toBe('**missed**: req/s');
   });
 
-  it('says what each side read and wrote per answer', () => {
+  it('says what each side read and wrote per answer, on the event loop and on the other threads', () => {
     const io = (n: number) => ({ rchar: n, wchar: 2 * n, syscr: n, syscw: n, read_bytes: 0, write_bytes: n });
-    expect(ioLine(io(0), io(2048), 1024)).toBe(
-      'read() 2.00 calls 0.00 KB, write() 2.00 calls 0.00 KB, from disk 0.00 KB, to disk 0.00 KB',
+    const at = (loop: number, all: number) => ({ loop: io(loop), all: io(all) });
+    expect(ioLine(at(0, 0), at(1024, 3072), 1024)).toBe(
+      'event loop read() 1.00 calls 0.00 KB, write() 1.00 calls 0.00 KB; other threads read() 2.00 calls 0.00 KB, write() 2.00 calls 0.00 KB; to disk 0.00 KB, from disk 0.00 KB',
     );
-    expect(ioLine(null, io(1), 1)).toBe('?');
-    const statio = (hit: number, read: number) => ({
+    expect(ioLine(null, at(1, 1), 1)).toBe('?');
+    const statio = (hit: number, read: number, updates: number, hot: number) => ({
       heapHit: hit,
       heapRead: read,
       indexHit: hit,
       indexRead: 0,
+      updates,
+      hotUpdates: hot,
     });
-    expect(statioLine(statio(0, 0), statio(300, 2), 100)).toBe(
-      'buffers per answer: heap 3.00 hit + 0.02 read, indexes 3.00 hit + 0.00 read (99.67% hits)',
+    expect(statioLine(statio(0, 0, 0, 0), statio(300, 2, 100, 25), 100)).toBe(
+      'buffers per answer: heap 3.00 hit + 0.02 read, indexes 3.00 hit + 0.00 read (99.67% hits); row updates 1.00 per answer, 25.0% HOT',
     );
   });
 });
