@@ -171,10 +171,15 @@ async function compare(
   progress: (line: string) => void,
   upstream: Target | undefined,
 ): Promise<ScaleResult> {
+  // The sample is in id order, and so in the order of the rows: sent in that order, the consumptions a
+  // group commit takes together would be neighbours, sharing pages on the small database only. Both
+  // sides send their keys in one shuffled order, as calls from unrelated accounts arrive.
+  const order = shuffledSlots(s.rotated);
   const requests = s.samples.map((sample) =>
-    sample.map((k, slot): LoadRequest => ({ ...call.request(k.key), slot })),
+    order.map((slot): LoadRequest => ({ ...call.request(sample[slot]!.key), slot })),
   );
-  for (let i = 0; i < 2; i++) await verify(call, s.targets[i]!, requests[i]![0]!, s.samples[i]![0]!);
+  const first = (i: number) => s.samples[i]![order[0]!]!;
+  for (let i = 0; i < 2; i++) await verify(call, s.targets[i]!, requests[i]![0]!, first(i));
   // Lines written at start (a console without mail, say) are not this comparison's.
   const linesBefore = s.targets.map((t) => t.child.lines());
   const totalsBefore = call.upstream ? await searchTotals(s) : null;
@@ -221,7 +226,21 @@ async function compare(
   };
 }
 
-/** The call with the first sampled key answers 2xx, and its body passes the call's check. */
+/** 0 to n - 1 in an order shuffled by a fixed seed (Fisher-Yates over a xorshift), the same every run. */
+export function shuffledSlots(n: number): number[] {
+  const slots = Array.from({ length: n }, (_, i) => i);
+  let x = 0x9e3779b9;
+  for (let i = n - 1; i > 0; i--) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const j = (x >>> 0) % (i + 1);
+    [slots[i], slots[j]] = [slots[j]!, slots[i]!];
+  }
+  return slots;
+}
+
+/** The call with the first key sent answers 2xx, and its body passes the call's check. */
 async function verify(call: ScaleCall, target: ToolgateTarget, r: LoadRequest, first: SampledKey) {
   const response = await fetch(`${target.url}${r.path}`, {
     method: r.method,
