@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { status, targetRows } from '../../bench/lib/doc-table.js';
 import type { RunJson } from '../../bench/lib/report-json.js';
 import { entriesOf } from '../../bench/lib/results.js';
+import { shuffledSlots } from '../../bench/lib/scale.js';
 import { ioLine, statioLine } from '../../bench/lib/scale-probes.js';
 import { SCALE_CALLS, SCALE_GET_ACCOUNT, SCALE_METERED } from '../../bench/scenarios/scale.js';
 
@@ -82,6 +83,15 @@ describe('the scale comparison', () => {
     const entry = entriesOf(run()).entries[2]!;
     expect(status(rows[2]!, entry)).toBe('met');
     expect(status(rows[2]!, { ...entry, rps: { ...entry.rps, ratio: 0.85 } })).toBe('**missed**: req/s');
+  });
+
+  it('sends the keys of both sides in one shuffled order, every key once', () => {
+    const order = shuffledSlots(1000);
+    expect([...order].sort((x, y) => x - y)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect(order).toEqual(shuffledSlots(1000));
+    // Neighbours in id order are not neighbours in the load.
+    const adjacent = order.filter((slot, i) => i > 0 && Math.abs(slot - order[i - 1]!) === 1).length;
+    expect(adjacent).toBeLessThan(20);
   });
 
   it('says what each side read and wrote per answer, on the event loop and on the other threads', () => {
