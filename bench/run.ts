@@ -2,7 +2,8 @@
  * @module `npm run bench`: toolgate on each database backend (SQLite, PostgreSQL) against the same
  * bare-Fastify baseline, all real child processes on this machine, measured in the same run and
  * reported as ratios, the baseline alternated with each backend in turn (see lib/runner.ts).
- * With `--scale`, also get_account on a small against a large seeded database (lib/scale.ts).
+ * With `--scale`, also get_account and a metered call on a small against a large seeded database
+ * (lib/scale.ts).
  * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON; the figures
  * are merged into bench/results/latest.json, and docs/performance.md's targets table made from it.
  * Exits 1 when a figure is suspect (non-2xx answers, 429s from the rate limiter, connection
@@ -160,9 +161,9 @@ async function main(): Promise<number> {
   if (opts.scale) {
     for (const backend of backends) {
       progress(
-        `bench: scale on ${backend}: get_account on ${opts.scaleBase.toLocaleString('en-US')} accounts against ${opts.scaleAccounts.toLocaleString('en-US')}, ${opts.keysPerAccount} keys each...`,
+        `bench: scale on ${backend}: get_account and a metered call on ${opts.scaleBase.toLocaleString('en-US')} accounts against ${opts.scaleAccounts.toLocaleString('en-US')}, ${opts.keysPerAccount} keys each...`,
       );
-      scale.push(await runScale(backend, opts, backend === 'postgres' ? postgresSetup : null, progress));
+      scale.push(...(await runScale(backend, opts, backend === 'postgres' ? postgresSetup : null, progress)));
     }
   }
   await cleanupAll();

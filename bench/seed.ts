@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { redactUrl } from './lib/args.js';
+import { fairUseLine } from './lib/seed-fair-use.js';
 import { seed } from './lib/seeding.js';
 
 const USAGE = `Usage: node .bench/bench/seed.js --database-url <url> --key-secret <s> [flags]
@@ -24,7 +25,9 @@ const USAGE = `Usage: node .bench/bench/seed.js --database-url <url> --key-secre
   --batch <n>             accounts per transaction / statement (default 10000)
   --help                  this text
 
-The database must have no accounts yet: it is migrated first with toolgate's own CLI. On SQLite,
+The database must have no accounts yet: it is migrated first with toolgate's own CLI. Each account
+gets the fair-use windows a real one would have (lib/seed-fair-use.ts: about 58% with rows, 14% with
+a running week, 3.5% with running 5-hour windows). On SQLite,
 journal_mode=OFF and synchronous=OFF are used while seeding (seed only a scratch file that no
 server has open); WAL is restored at the end.
 `;
@@ -104,6 +107,7 @@ async function main(): Promise<number> {
   log(
     `seed: done: ${n(result.accounts)} accounts and ${n(result.keys)} keys in ${result.seconds.toFixed(1)} s (${n(result.accounts / result.seconds)} accounts/s + ${n(result.keys / result.seconds)} keys/s overall; finishing ${result.finishSeconds.toFixed(1)} s)`,
   );
+  log(`seed: ${fairUseLine(result.fairUse, result.accounts)}`);
   return 0;
 }
 

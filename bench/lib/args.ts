@@ -14,7 +14,7 @@ export interface BenchOptions {
   accounts: number;
   /** Scenario ids to run; null: all. */
   only: string[] | null;
-  /** Run the scale comparison (get_account on a small and on a large seeded database). */
+  /** Run the scale comparison (get_account and a metered call on a small and on a large seeded database). */
   scale: boolean;
   /** Accounts of the large database of the scale comparison. */
   scaleAccounts: number;
@@ -86,11 +86,11 @@ export const USAGE = `Usage: npm run bench -- [flags]
                       (get_account_before, consumption_before: against toolgate built from the
                       commit before the meters, or TOOLGATE_BENCH_BEFORE; run only when named)
                       (default: all but scale and before)
-  --scale             also run the scale comparison: get_account on a database of --scale-base
-                      accounts against one of --scale-accounts, both seeded by lib/seeding.ts
-                      (bench/seed.ts) with --keys-per-account keys each, the same --accounts keys
-                      rotated on both; takes minutes (1M accounts: about 1 min to seed on SQLite, 2
-                      on PostgreSQL, on 2 cores)
+  --scale             also run the scale comparison: get_account and a metered call on a database
+                      of --scale-base accounts against one of --scale-accounts, both seeded by
+                      lib/seeding.ts (bench/seed.ts) with --keys-per-account keys each and their
+                      fair-use rows, the same --accounts keys rotated on both; takes minutes (1M
+                      accounts: 1.5-2 min to seed on SQLite, 2-2.5 on PostgreSQL, on 2 cores)
   --scale-accounts <n>  accounts of the large database (default ${DEFAULTS.scaleAccounts})
   --scale-base <n>    accounts of the small database (default ${DEFAULTS.scaleBase})
   --keys-per-account <n>  keys per account in both (default ${DEFAULTS.keysPerAccount})

@@ -4,13 +4,15 @@
  * written between two marker comments so that a new run changes the figures and no prose.
  */
 import { METERS_COST_ID, METERS_COST_TARGET, METERS_COST_TITLE } from '../scenarios/meters-cost.js';
+import { SCALE_CALLS } from '../scenarios/scale.js';
 import type { Scenario } from '../scenarios/scenario.js';
 import type { Backend } from './args.js';
-import { SCALE_TARGET, targetOn } from './goals.js';
+import { targetOn } from './goals.js';
 import { NOISY_CORES } from './report.js';
-import { type LatestEntry, type LatestFile, SCALE_ID } from './results.js';
+import type { LatestEntry, LatestFile } from './results.js';
 
 export const START = '<!-- targets:start -->';
+const SCALE_IDS = new Set(SCALE_CALLS.map((c) => c.id));
 export const END = '<!-- targets:end -->';
 
 /** What a row is held to; a row with none is shown, not judged. */
@@ -33,7 +35,7 @@ export interface TargetRow {
 
 /**
  * The rows: every scenario on every backend, in the order they run, held to the scenarios' targets
- * as they are now; then the scale comparison.
+ * as they are now; then the scale comparison's calls (the small database as the baseline side).
  */
 export function targetRows(scenarios: readonly Scenario[], backends: readonly Backend[]): TargetRow[] {
   const rows: TargetRow[] = [];
@@ -59,13 +61,14 @@ export function targetRows(scenarios: readonly Scenario[], backends: readonly Ba
       title: `${METERS_COST_TITLE} \`${METERS_COST_ID}\``,
       rps: METERS_COST_TARGET,
     });
-  for (const backend of backends)
-    rows.push({
-      id: SCALE_ID,
-      backend,
-      title: 'get_account, 1M accounts against 1k `scale`',
-      rps: SCALE_TARGET,
-    });
+  for (const call of SCALE_CALLS)
+    for (const backend of backends)
+      rows.push({
+        id: call.id,
+        backend,
+        title: `${call.title}, 1M accounts against 1k \`${call.id}\``,
+        rps: call.target,
+      });
   return rows;
 }
 
@@ -138,7 +141,7 @@ export function targetsTable(rows: readonly TargetRow[], latest: LatestFile): st
   for (const t of rows) {
     const e = find(t);
     // The scale comparison's sizes are the run's (--scale-base, --scale-accounts).
-    const title = t.id === SCALE_ID && e ? `${e.title} \`${SCALE_ID}\`` : t.title;
+    const title = SCALE_IDS.has(t.id) && e ? `${e.title} \`${t.id}\`` : t.title;
     lines.push(row(t, e, t.id === previous ? '' : title));
     previous = t.id;
   }

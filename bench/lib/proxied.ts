@@ -2,7 +2,8 @@
  * @module What the `proxied` scenarios share: the upstream (bench/upstream.ts) and the proxying
  * baseline (bench/proxy-baseline.ts), each started once per run in its own process, the first time a
  * proxied scenario runs, and stopped with the scenarios' other processes; and, in each toolgate, the
- * catalogue tools that forward to that same upstream, created through the admin API.
+ * catalogue tools that forward to that same upstream, created through the admin API. The scale
+ * comparison (lib/scale.ts) starts an upstream of its own and serves the metered tool the same way.
  */
 import { join } from 'node:path';
 import type { Fixture } from '../scenarios/scenario.js';
@@ -48,16 +49,22 @@ interface Shared {
 
 let shared: Promise<Shared> | null = null;
 
+const DIR = join(import.meta.dirname, '..');
+const ENV = { HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production' };
+
+/** A new upstream process (bench/upstream.ts), stopped by the cleanup of what started it. */
+export async function startUpstream(): Promise<Target> {
+  const child = spawnNode('upstream', join(DIR, 'upstream.js'), ENV);
+  const u = await waitForOutput(child, /upstream listening (http:\/\/\S+)/);
+  return { name: 'upstream', url: u[1]!, child };
+}
+
 /** The upstream, then the proxying baseline pointed at it; once per run (cleanup stops both). */
 function startShared(): Promise<Shared> {
   shared ??= (async () => {
-    const dir = join(import.meta.dirname, '..');
-    const env = { HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production' };
-    const upstreamChild = spawnNode('upstream', join(dir, 'upstream.js'), env);
-    const u = await waitForOutput(upstreamChild, /upstream listening (http:\/\/\S+)/);
-    const upstream = { name: 'upstream', url: u[1]!, child: upstreamChild };
-    const baselineChild = spawnNode('proxy baseline', join(dir, 'proxy-baseline.js'), {
-      ...env,
+    const upstream = await startUpstream();
+    const baselineChild = spawnNode('proxy baseline', join(DIR, 'proxy-baseline.js'), {
+      ...ENV,
       UPSTREAM_URL: `${upstream.url}/tool`,
     });
     const b = await waitForOutput(baselineChild, /proxy baseline listening (http:\/\/\S+)/);
@@ -79,8 +86,7 @@ export async function proxiedFixture(f: Fixture, tool: string, kind: ProxiedKind
   const key = `${f.toolgate.url} ${tool}`;
   if (!created.has(key)) {
     if (kind === 'charged') await grantAll(f);
-    await putTool(f.toolgate, tool, toolDefinition(upstream.url, kind));
-    await waitServed(f, tool);
+    await serveTool(f.toolgate, f.accounts[0]!.key, tool, toolDefinition(upstream.url, kind));
     created.add(key);
   }
   return { ...f, baseline, upstream };
@@ -97,6 +103,20 @@ async function grantAll(f: Fixture): Promise<void> {
   });
 }
 
+/**
+ * Creates the tool in toolgate and waits until it is served (toolgate picks catalogue changes up by
+ * polling), calling it with `key`: one call counted by the tool's meters, none by the load generator.
+ */
+export async function serveTool(
+  t: ToolgateTarget,
+  key: string,
+  name: string,
+  definition: Record<string, unknown>,
+): Promise<void> {
+  await putTool(t, name, definition);
+  await waitServed(t, key, name);
+}
+
 async function putTool(t: ToolgateTarget, name: string, definition: Record<string, unknown>) {
   const answer = await call(t.url, t.adminToken, 'PUT', `/admin/v1/tools/${name}`, definition);
   if (answer.status !== 200 && answer.status !== 201)
@@ -105,13 +125,13 @@ async function putTool(t: ToolgateTarget, name: string, definition: Record<strin
     );
 }
 
-/** Polls the tool with the first key (its calls are not counted by the load generator) until it is served. */
-async function waitServed(f: Fixture, tool: string, timeoutMs = 15_000): Promise<void> {
+/** Polls the tool with `key` (its calls are not counted by the load generator) until it is served. */
+async function waitServed(t: ToolgateTarget, key: string, tool: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await fetch(`${f.toolgate.url}/api/v1/tools/${tool}`, {
+    const r = await fetch(`${t.url}/api/v1/tools/${tool}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${f.accounts[0]!.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: '{"q":"x"}',
       signal: AbortSignal.timeout(10_000),
     });

@@ -4,7 +4,7 @@
  */
 import { loadavg } from 'node:os';
 import { redactUrl } from './args.js';
-import { acrossBackends, judge, met, SCALE_TARGET, stretchMet } from './goals.js';
+import { acrossBackends, judge, met, stretchMet } from './goals.js';
 import { METHOD, notices, type RunInfo, warnings } from './report.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
 import type { ScaleResult } from './scale.js';
@@ -60,6 +60,17 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
         : null,
     })),
   });
+  const database = (d: ScaleResult['small']) => ({
+    accounts: d.accounts,
+    keys: d.keys,
+    fair_use: {
+      rows: d.fairUse.rows,
+      accounts: d.fairUse.accounts,
+      running_week: d.fairUse.runningWeek,
+      running_5h: d.fairUse.running5h,
+    },
+    seed_seconds: round3(d.seedSeconds),
+  });
   const ratio = (r: Ratio) => ({
     rps: round3(r.rps),
     p50: round3(r.p50),
@@ -98,15 +109,17 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
       notes: r.notes,
     })),
     scale: scale.map((r) => ({
+      id: r.id,
+      title: r.title,
       backend: r.backend,
       keys_rotated: r.rotated,
-      small: { accounts: r.small.accounts, keys: r.small.keys, seed_seconds: round3(r.small.seedSeconds) },
-      large: { accounts: r.large.accounts, keys: r.large.keys, seed_seconds: round3(r.large.seedSeconds) },
+      small: database(r.small),
+      large: database(r.large),
       small_side: side(r.a),
       large_side: side(r.b),
       ratio_large_to_small: ratio(r.ratio),
-      target_rps_ratio: SCALE_TARGET,
-      target_met: r.ratio.rps >= SCALE_TARGET,
+      target_rps_ratio: r.target,
+      target_met: r.ratio.rps >= r.target,
       notes: r.notes,
     })),
     warnings: warnings(results, scale),

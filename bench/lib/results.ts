@@ -11,9 +11,6 @@ import { countName } from './report.js';
 import type { RunJson } from './report-json.js';
 import { median } from './stats.js';
 
-/** The scale comparison's pseudo scenario id in the file: its small database is the baseline side. */
-export const SCALE_ID = 'scale';
-
 export interface Pair {
   /** The reference side: the baseline server (toolgate's HTTP route for MCP; the small database for scale). */
   baseline: number | null;
@@ -104,9 +101,9 @@ export function entriesOf(run: RunJson): { entries: LatestEntry[]; suspect: stri
     })),
     ...run.scale.map((s) =>
       entry(
-        SCALE_ID,
+        s.id,
         s.backend,
-        `get_account, ${countName(s.large.accounts)} accounts against ${countName(s.small.accounts)}`,
+        `${s.title}, ${countName(s.large.accounts)} accounts against ${countName(s.small.accounts)}`,
         s.small_side,
         s.large_side,
         s.ratio_large_to_small,

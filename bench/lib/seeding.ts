@@ -1,7 +1,9 @@
 /**
  * @module Bulk seeding of a toolgate database, straight into its tables at full speed: `accounts`
  * accounts on one plan, `keysPerAccount` API keys each with real HMAC-SHA256 digests under the
- * given secret. Used by bench/seed.ts (the command) and by the bench's scale comparison.
+ * given secret, and the fair-use windows such accounts would have (lib/seed-fair-use.ts: about 58%
+ * of accounts with rows, a few with running windows). Used by bench/seed.ts (the command) and by the
+ * bench's scale comparison.
  *
  * - The schema is toolgate's own: the database is first brought up to date and the plan created
  *   with toolgate's CLI (`toolgate plans set`, which migrates first), so the tables and indexes are
@@ -11,6 +13,8 @@
  *   src/domain/api-keys.ts), ids time-ordered in insertion order (one millisecond per account). The
  *   rows are written in bulk by hand because toolgate has no bulk path: a million accounts through
  *   its use cases, one transaction each, would take far longer than the bench should.
+ * - The windows are stored as toolgate stores them: SQLite a `fair_use_state` row per account and
+ *   category (migration 009), PostgreSQL a member per category of `accounts.fair_use` (migration 010).
  * - SQLite: one prepared statement per table, one transaction per batch, with `journal_mode=OFF`,
  *   `synchronous=OFF` and a 1 GiB page cache while seeding (a crash leaves a corrupt file: seed
  *   only a scratch file that no server has open); `journal_mode=WAL` is restored at the end, and
@@ -18,20 +22,28 @@
  * - PostgreSQL: multi-row `INSERT … SELECT … FROM unnest($1::text[], …)`, one per table and batch,
  *   each batch's statements sent while the next batch is being generated; `synchronous_commit=off`
  *   for this session only. Indexes stay as the migration made them. Then `VACUUM ANALYZE` of the
- *   two tables, which autovacuum would do on its own in a live database (and is off on some test
- *   servers).
+ *   tables, which autovacuum would do on its own in a live database (and is off on some test
+ *   servers), and a `CHECKPOINT`. Either way the seeded data is on disk when seeding ends, and no
+ *   checkpoint or writeback of it is left to run beside the rounds (a checkpoint triggered by the
+ *   seeding's WAL otherwise writes for another 4.5 minutes, through the measurement).
  */
 import { spawnSync } from 'node:child_process';
 import { createSecretKey } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { digestKey, generateKey, keyHint } from '../../src/domain/api-keys.js';
 import { newId } from '../../src/domain/ids.js';
+import { type FairUseCounts, fairUseOf, noFairUse, SEEDED_CATEGORIES } from './seed-fair-use.js';
+import { Meter } from './seed-progress.js';
 
-/** The repository root (this file runs from .bench/bench/lib/). */
-const ROOT = join(import.meta.dirname, '..', '..', '..');
+/** The repository root: this file runs from .bench/bench/lib/ (the bench) or bench/lib/ (the tests). */
+const ROOT = (() => {
+  let dir = import.meta.dirname;
+  while (!existsSync(join(dir, 'bin', 'toolgate.js')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
 
 const HUGE = 1_000_000_000;
 /** The plan every seeded account is on: limits the bench never reaches. */
@@ -61,6 +73,8 @@ export interface SeedOptions {
   sample?: number | undefined;
   /** Accounts per batch (one transaction on SQLite, one statement per table on PostgreSQL). */
   batch?: number | undefined;
+  /** The clock the fair-use windows are seeded at, Unix seconds; default now. */
+  now?: number | undefined;
   progress?: ((line: string) => void) | undefined;
 }
 
@@ -72,9 +86,14 @@ export interface SampledKey {
 export interface SeedResult {
   accounts: number;
   keys: number;
+  /** The fair-use rows written (a category of an account each) and what their windows are. */
+  fairUse: FairUseCounts;
   sample: SampledKey[];
   seconds: number;
-  /** Seconds of the final VACUUM ANALYZE (PostgreSQL) or journal switch (SQLite), included above. */
+  /**
+   * Seconds of the finish, included above: VACUUM ANALYZE and CHECKPOINT (PostgreSQL), or the journal
+   * switch and an fsync of the file (SQLite).
+   */
   finishSeconds: number;
 }
 
@@ -85,6 +104,8 @@ interface Batch {
   accountIds: string[];
   names: string[];
   accountCreated: number[];
+  /** Each account's windows by category (lib/seed-fair-use.ts), null for one that never consumed. */
+  fairUse: ReturnType<typeof fairUseOf>[];
   keyIds: string[];
   keyAccounts: string[];
   digests: string[];
@@ -97,10 +118,15 @@ class Generator {
   private sampleIndex = 0;
   readonly sample: SampledKey[] = [];
   private readonly baseMs: number;
+  readonly fairUse = noFairUse();
   /** The HMAC key made once, as the servers do (KeyDigests), not from the text for every key. */
   private readonly secret: ReturnType<typeof createSecretKey>;
 
-  constructor(private readonly o: Required<Omit<SeedOptions, 'progress' | 'schema'>>) {
+  constructor(
+    private readonly o: Required<Omit<SeedOptions, 'progress' | 'schema' | 'now'>>,
+    /** The seeding's clock for the fair-use windows, Unix seconds. */
+    private readonly now: number,
+  ) {
     this.secret = createSecretKey(Buffer.from(o.keySecret, 'utf8'));
     // Ids and created_at run up to now, one millisecond per account.
     this.baseMs = Date.now() - o.accounts;
@@ -122,6 +148,7 @@ class Generator {
       accountIds: new Array(count),
       names: new Array(count),
       accountCreated: new Array(count),
+      fairUse: new Array(count),
       keyIds: new Array(count * kpa),
       keyAccounts: new Array(count * kpa),
       digests: new Array(count * kpa),
@@ -136,6 +163,7 @@ class Generator {
       b.accountIds[i] = accountId;
       b.names[i] = `seed-${String(n + 1).padStart(7, '0')}`;
       b.accountCreated[i] = created;
+      b.fairUse[i] = fairUseOf(n, this.now, this.fairUse);
       for (let m = 0; m < kpa; m++) {
         const k = i * kpa + m;
         const key = generateKey(this.o.keyPrefix);
@@ -206,8 +234,8 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
 
   progress(`seed: migrating and creating plan ${o.plan} with toolgate's CLI...`);
   prepareWithToolgate(options, o.plan);
-  const generator = new Generator(o);
-  const meter = new Meter(o.accounts, o.keysPerAccount, progress);
+  const generator = new Generator(o, options.now ?? Math.floor(Date.now() / 1000));
+  const meter = new Meter(o.accounts, o.keysPerAccount, generator.fairUse, progress);
   let finishSeconds: number;
   if (sqlitePath) finishSeconds = seedSqlite(sqlitePath, o, generator, meter);
   else finishSeconds = await seedPostgres(o.databaseUrl, options.schema ?? 'public', o, generator, meter);
@@ -215,36 +243,11 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
   return {
     accounts: o.accounts,
     keys: o.accounts * o.keysPerAccount,
+    fairUse: generator.fairUse,
     sample: generator.sample,
     seconds,
     finishSeconds,
   };
-}
-
-/** Progress lines, at most one every 2 seconds, and the rates. */
-class Meter {
-  private readonly t0 = performance.now();
-  private last = this.t0;
-  private lastDone = 0;
-
-  constructor(
-    private readonly total: number,
-    private readonly kpa: number,
-    private readonly progress: (line: string) => void,
-  ) {}
-
-  done(accounts: number): void {
-    const now = performance.now();
-    if (now - this.last < 2_000 && accounts < this.total) return;
-    const rate = ((accounts - this.lastDone) / (now - this.last)) * 1000;
-    const all = (accounts / (now - this.t0)) * 1000;
-    const n = (x: number) => Math.round(x).toLocaleString('en-US');
-    this.progress(
-      `seed: ${n(accounts)}/${n(this.total)} accounts, ${n(accounts * this.kpa)} keys, ${((now - this.t0) / 1000).toFixed(1)} s; now ${n(rate)} accounts/s + ${n(rate * this.kpa)} keys/s (overall ${n(all)} + ${n(all * this.kpa)})`,
-    );
-    this.last = now;
-    this.lastDone = accounts;
-  }
 }
 
 function seedSqlite(
@@ -265,16 +268,26 @@ function seedSqlite(
     db.pragma('temp_store = MEMORY');
     db.pragma('foreign_keys = ON');
     const account = db.prepare(
-      `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
-       VALUES (?, ?, ?, 'active', NULL, 0, ?, ?)`,
+      `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since)
+       VALUES (?, ?, ?, 'active', NULL, 0, ?, ?, ?)`,
     );
+    const windows = db.prepare('INSERT INTO fair_use_state (account_id, category, windows) VALUES (?, ?, ?)');
     const key = db.prepare(
       `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
        VALUES (?, ?, 'seed', ?, ?, ?, NULL, NULL)`,
     );
     const write = db.transaction((b: Batch) => {
-      for (let i = 0; i < b.accountIds.length; i++)
-        account.run(b.accountIds[i], b.names[i], o.plan, b.accountCreated[i], b.accountCreated[i]);
+      for (let i = 0; i < b.accountIds.length; i++) {
+        const created = b.accountCreated[i];
+        account.run(b.accountIds[i], b.names[i], o.plan, created, created, created);
+        const fairUse = b.fairUse[i];
+        if (!fairUse) continue;
+        // In key order (category), as toolgate's upserts leave them.
+        for (const category of SEEDED_CATEGORIES) {
+          const stored = fairUse[category];
+          if (stored) windows.run(b.accountIds[i], category, JSON.stringify(stored));
+        }
+      }
       for (let k = 0; k < b.keyIds.length; k++)
         key.run(b.keyIds[k], b.keyAccounts[k], b.digests[k], b.hints[k], b.keyCreated[k]);
     });
@@ -286,9 +299,18 @@ function seedSqlite(
     const t = performance.now();
     // Back to the journal toolgate uses (it also sets it on open).
     db.pragma('journal_mode = WAL');
+    db.close();
+    // Written with synchronous=OFF: put on disk now, as a database that has served for a while is,
+    // rather than by the kernel's writeback during the first rounds measured on it.
+    const fd = openSync(path, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     return (performance.now() - t) / 1000;
   } finally {
-    db.close();
+    if (db.open) db.close();
   }
 }
 
@@ -310,10 +332,16 @@ async function seedPostgres(
       throw new Error(`schema ${schema} already has ${existing} accounts: seed only into a fresh database`);
     const insert = async (b: Batch) => {
       await c.query(
-        `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at)
-         SELECT id, name, $3, 'active', NULL, 0, created_at, created_at
-           FROM unnest($1::text[], $2::text[], $4::bigint[]) AS t (id, name, created_at)`,
-        [b.accountIds, b.names, o.plan, b.accountCreated],
+        `INSERT INTO accounts (id, name, plan_id, status, unlimited_override, token_balance, created_at, updated_at, plan_since, fair_use)
+         SELECT id, name, $3, 'active', NULL, 0, created_at, created_at, created_at, fair_use::jsonb
+           FROM unnest($1::text[], $2::text[], $4::bigint[], $5::text[]) AS t (id, name, created_at, fair_use)`,
+        [
+          b.accountIds,
+          b.names,
+          o.plan,
+          b.accountCreated,
+          b.fairUse.map((f) => (f ? JSON.stringify(f) : '{}')),
+        ],
       );
       await c.query(
         `INSERT INTO api_keys (id, account_id, name, digest, hint, created_at, revoked_at, last_used_at)
@@ -336,6 +364,10 @@ async function seedPostgres(
     await inFlight;
     const t = performance.now();
     await c.query('VACUUM (ANALYZE) plans, accounts, api_keys');
+    // The seeded rows on disk now, not by a checkpoint spread over the rounds measured on them
+    // (nothing else changes: the server's next checkpoint would write the same). Needs the
+    // pg_checkpoint role or a superuser; without it, the next checkpoint writes them.
+    await c.query('CHECKPOINT').catch((err: unknown) => meter.say(`seed: no CHECKPOINT (${String(err)})`));
     return (performance.now() - t) / 1000;
   } finally {
     await c.end().catch(() => {});
