@@ -1,6 +1,6 @@
 /**
- * SQLite's writer thread (src/store/sqlite/writer.ts): consumptions decided on the event loop and
- * written beside it stay exact when other processes write the same file, when this process's own
+ * SQLite's writer thread (src/store/sqlite/writer.ts), which writes the batches that charge:
+ * consumptions decided on the event loop and written beside it stay exact when other processes write the same file, when this process's own
  * ledger writes move a balance meanwhile, and the read cache is kept across the thread's own
  * commits while another process's commits still empty it.
  */
@@ -17,26 +17,46 @@ import { accountOnPlan, type Harness, KEY_SECRET, scratchServices, T0 } from '..
 
 const NOW = Math.floor(T0 / 1000);
 
+/** A consumption of one request that charges one token, as a charged tool's call commits it. */
+async function charged(h: Harness, accountId: string): Promise<UsageCommit> {
+  const snapshot = (await h.store.accounts.snapshot(accountId))!;
+  return {
+    accountId,
+    increments: incrementsFor(snapshot.plan.limits, 'enrich', { requests: 1 }),
+    now: NOW,
+    charge: { entryId: newId('led', Date.now()), amount: 1, reason: 'test' },
+    render: (_w, balance) => ({ balance }),
+  };
+}
+
 describe('SQLite consumptions through the writer thread', () => {
   let h: Harness;
   let accountId: string;
   beforeEach(async () => {
     h = await scratchServices({ writerThread: true });
     accountId = await accountOnPlan(h.services, { records5h: 100_000, records1w: 100_000, requests5h: 100 });
+    const granted = await h.services.tokens.apply(
+      accountId,
+      { kind: 'grant', amount: 10_000 },
+      { actor: 'test' },
+    );
+    expect(granted.ok).toBe(true);
   });
   afterEach(async () => h.close());
 
-  const consume = (services = h.services) =>
-    services.usage.record(accountId, { category: 'enrich', requests: 1 });
+  /** A charged consumption through this store (the thread), or a metered one through another's. */
+  const consume = async (services?: Harness['services']) =>
+    services
+      ? services.usage.record(accountId, { category: 'enrich', requests: 1 })
+      : { ok: (await h.store.usage.commit(await charged(h, accountId))).kind === 'committed' };
   const used = async () =>
     (await h.store.accounts.snapshot(accountId))?.windows.find((w) => w.unit === 'requests')?.used;
 
   it('writes them in its thread and grants 300 at once exactly the limit', async () => {
-    const results = await Promise.all(Array.from({ length: 300 }, () => consume()));
-    expect(results.filter((r) => r.ok)).toHaveLength(100);
-    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.error.code === 'fair_use_exceeded')).toBe(
-      true,
-    );
+    const commits = await Promise.all(Array.from({ length: 300 }, () => charged(h, accountId)));
+    const outcomes = await Promise.all(commits.map((c) => h.store.usage.commit(c)));
+    expect(outcomes.filter((o) => o.kind === 'committed')).toHaveLength(100);
+    expect(outcomes.filter((o) => o.kind === 'exceeded')).toHaveLength(200);
     expect(await used()).toBe(100);
     expect(h.store.writer?.committed).toBeGreaterThan(0);
   });
@@ -151,6 +171,7 @@ describe('the read cache beside the writer thread', () => {
     const h = await scratchServicesWith(new Watching());
     try {
       const accountId = await accountOnPlan(h.services, { records5h: 1e9, records1w: 1e9, requests5h: 1e9 });
+      await h.services.tokens.apply(accountId, { kind: 'grant', amount: 10_000 }, { actor: 'test' });
       const turn = () => new Promise((resolve) => setImmediate(resolve));
       await turn();
       h.store.inSync();
@@ -159,9 +180,7 @@ describe('the read cache beside the writer thread', () => {
       const before = seen.filter((c) => c === 'all').length;
       for (let i = 0; i < 5; i++)
         await Promise.all(
-          Array.from({ length: 20 }, () =>
-            h.services.usage.record(accountId, { category: 'enrich', requests: 1 }),
-          ),
+          Array.from({ length: 20 }, () => charged(h, accountId).then((c) => h.store.usage.commit(c))),
         );
       expect(h.store.writer?.committed).toBeGreaterThan(0);
       await turn();
@@ -176,9 +195,7 @@ describe('the read cache beside the writer thread', () => {
       expect(all()).toBe(1);
       // And the thread's next commits are its own again.
       await Promise.all(
-        Array.from({ length: 20 }, () =>
-          h.services.usage.record(accountId, { category: 'enrich', requests: 1 }),
-        ),
+        Array.from({ length: 20 }, () => charged(h, accountId).then((c) => h.store.usage.commit(c))),
       );
       await turn();
       h.store.inSync();

@@ -18,6 +18,7 @@ import {
 import type { SqliteExecutor } from './executor.js';
 import type { FairUseSql } from './fair-use-sql.js';
 import { type PendingUsage, ThreadedCommit } from './threaded-commit.js';
+import type { SqliteWriter } from './writer.js';
 
 /** Most consumptions written by one group commit. */
 const MAX_USAGE_BATCH = 500;
@@ -100,7 +101,8 @@ export class GroupCommit implements UsageStore {
       if (!this.usageFlushScheduled) {
         this.usageFlushScheduled = true;
         // The writer thread batches what comes while it writes: sent at the end of this turn.
-        if (this.x.writer?.ready) setImmediate(this.flushHeldUsage);
+        const writer = this.x.writer;
+        if (writer?.ready && (c.charge || writer.inFlight > 0)) setImmediate(this.flushHeldUsage);
         else if (this.x.walSync?.busy) this.x.walSync.beforeNext(this.flushHeldUsage);
         else {
           this.turnsWaited = 0;
@@ -147,18 +149,29 @@ export class GroupCommit implements UsageStore {
     const writer = this.x.startWriter();
     // Once, as the thread starts: its first batch waits for it rather than be committed here.
     if (writer && !writer.ready) await writer.started;
-    // The thread takes a batch while nothing waits to be committed on the event loop (the two never
-    // have batches decided at once: each decides on what the other has committed).
-    if (
-      writer?.ready &&
-      this.onLoop.length === 0 &&
-      !this.committingOnLoop &&
-      !batch.some((item) => item.c.idempotency)
-    ) {
+    if (writer?.ready && this.forThread(writer, batch)) {
       const again = await this.threaded.commit(writer, batch);
       this.onLoop.push(...again);
     } else this.onLoop.push(...batch);
     await this.commitOnLoop();
+  }
+
+  /**
+   * Whether the writer thread takes `batch`: one that charges (a charge writes a ledger entry and a
+   * balance beside the windows, five times a metered consumption's writes), or any while batches are
+   * under way there; never one with an idempotency key (decided under the lock, on the event loop),
+   * nor while consumptions wait to be committed on the event loop (the two never have batches
+   * decided at once: each decides on what the other has committed). A batch that only meters costs
+   * the event loop less committed here than handed over.
+   */
+  private forThread(writer: SqliteWriter, batch: readonly PendingUsage[]): boolean {
+    if (this.onLoop.length > 0 || this.committingOnLoop) return false;
+    let charges = writer.inFlight > 0;
+    for (const item of batch) {
+      if (item.c.idempotency) return false;
+      if (item.c.charge) charges = true;
+    }
+    return charges;
   }
 
   /** The consumptions waiting to be committed on the event loop, once the writer thread has none under way. */
