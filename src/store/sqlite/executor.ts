@@ -269,9 +269,8 @@ export class SqliteExecutor {
   }
 
   /**
-   * The writer thread, started at the first batch of consumptions of a serving process whose
-   * database is a WAL file; undefined otherwise (or while it cannot run). It answers batches once it
-   * is ready.
+   * The writer thread, started at the first batch that charges of a serving process whose database
+   * is a WAL file; undefined otherwise (or while it cannot run). It answers batches once it is ready.
    */
   startWriter(): SqliteWriter | undefined {
     if (this.writer) return this.writer.failure ? undefined : this.writer;

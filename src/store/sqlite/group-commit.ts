@@ -146,8 +146,9 @@ export class GroupCommit implements UsageStore {
       this.usageFlushScheduled = true;
       setImmediate(this.flushHeldUsage);
     }
-    const writer = this.x.startWriter();
-    // Once, as the thread starts: its first batch waits for it rather than be committed here.
+    // The thread starts at the first batch that charges (a server that only meters never needs one,
+    // nor its memory); that batch waits for it rather than be committed here.
+    const writer = batch.some((item) => item.c.charge) ? this.x.startWriter() : this.x.writer;
     if (writer && !writer.ready) await writer.started;
     if (writer?.ready && this.forThread(writer, batch)) {
       const again = await this.threaded.commit(writer, batch);

@@ -71,11 +71,8 @@ export class SqliteStore implements Store {
     this.alerts = new SqliteAlerts(this.x);
   }
 
-  async migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
-    const migrated = await migrate(this.x, plans, now);
-    // Its statements need the schema: started once it is there, so it is ready by the first consumption.
-    this.x.startWriter();
-    return migrated;
+  migrate(plans: readonly Plan[], now: EpochSeconds): Promise<{ applied: string[] }> {
+    return migrate(this.x, plans, now);
   }
 
   /** The writer thread of a serving process, once started (diagnostics and tests). */
