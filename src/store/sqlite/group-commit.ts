@@ -1,8 +1,10 @@
 /**
  * @module SQLite's group commit of consumptions: those that arrive together are decided one by one
- * under the write lock and committed in one transaction, so they share one fdatasync; each is
- * still all-or-nothing by itself. Decided on the windows and balances the observer knows (exact
- * once the data_version check has reported other processes' commits), else read.
+ * and committed in one transaction, so they share one fdatasync; each is still all-or-nothing by
+ * itself. A batch that charges goes to the writer thread when a serving process has one
+ * (threaded-commit.ts); the others are decided here under the write lock, on the windows and
+ * balances the observer knows (exact once the data_version check has reported other processes'
+ * commits), else read, and committed on the event loop.
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { StoreUnavailableError } from '../../domain/errors.js';
@@ -52,7 +54,7 @@ export class GroupCommit implements UsageStore {
   private readonly threaded: ThreadedCommit;
   /**
    * Consumptions to commit on the event loop, under the lock, once no batch is under way in the
-   * writer thread: those it did not write, and those it does not take (an idempotency key).
+   * writer thread: those it does not take, and those it did not write.
    */
   private readonly onLoop: PendingUsage[] = [];
   /** A batch on the event loop between its start and its commit (its lock may be waited for). */

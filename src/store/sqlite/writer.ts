@@ -1,6 +1,6 @@
 /**
- * @module The SQLite writer thread as the event loop sees it: started once a serving process
- * commits consumptions, it takes batches the event loop decided (their writes as plain data:
+ * @module The SQLite writer thread as the event loop sees it: started at a serving process's first
+ * batch of consumptions that charges, it takes batches the event loop decided (their writes as plain data:
  * consumption-writes.ts) and answers each once it is committed and on disk, or why not
  * (writer-thread.ts). The statements, the COMMIT's WAL writes and the fdatasync, a charged call's
  * costliest part, run beside the event loop instead of on it.
