@@ -4,7 +4,7 @@
  * HTTP client. Three scenarios, all selected by `--only proxied`: a metered tool (fair use checked,
  * records counted and committed atomically with every call), a free one (no metering: what the
  * gateway itself costs on top of the forwarding), and a charged one (metered, and ten tokens a call
- * taken from the balance in the same commit: the ledger's writes; shown, with no target).
+ * taken from the balance in the same commit: the ledger's writes).
  */
 import { cpus } from 'node:os';
 import { accountTotals } from '../lib/admin.js';
@@ -135,6 +135,6 @@ async function addsUp(f: Fixture, runTotals: ToolgateTotals, kind: ProxiedKind):
   return notes;
 }
 
-export const proxiedMetered = proxied('proxied_metered', METERED_TOOL, 'metered', 0.8);
+export const proxiedMetered = proxied('proxied_metered', METERED_TOOL, 'metered', 0.9);
 export const proxiedFree = proxied('proxied_free', FREE_TOOL, 'free', 0.9);
-export const proxiedCharged = proxied('proxied_charged', CHARGED_TOOL, 'charged');
+export const proxiedCharged = proxied('proxied_charged', CHARGED_TOOL, 'charged', 0.8);
