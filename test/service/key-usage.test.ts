@@ -81,6 +81,36 @@ describe('key last-use times', () => {
     expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 121);
   });
 
+  it('are sent to the store once per key within the resolution, and again after it', async () => {
+    // The real store, counting the keys it is asked to write.
+    const sent: string[] = [];
+    const counting: Store = Object.create(h.store, {
+      keys: {
+        value: Object.create(h.store.keys, {
+          touch: {
+            value: (entries: readonly { id: string; at: number }[]) => {
+              sent.push(...entries.map((e) => e.id));
+              return h.store.keys.touch(entries);
+            },
+          },
+        }),
+      },
+    });
+    const { recorder, services } = recording(counting, h.clock);
+    const { key, keyId } = await accountWithKey(services);
+    for (let s = 0; s < 59; s += 5) {
+      expect((await services.keys.authenticate(key)).ok).toBe(true);
+      await recorder.flush();
+      h.clock.advance(5);
+    }
+    expect(sent).toEqual([keyId]);
+    h.clock.advance(1);
+    expect((await services.keys.authenticate(key)).ok).toBe(true);
+    await recorder.flush();
+    expect(sent).toEqual([keyId, keyId]);
+    expect((await h.store.keys.get(keyId))?.lastUsedAt).toBe(Math.floor(T0 / 1000) + 61);
+  });
+
   it('are not noted for a refused key', async () => {
     const { recorder, services } = recording(h.store, h.clock);
     const { key, keyId } = await accountWithKey(services);
