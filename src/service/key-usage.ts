@@ -58,7 +58,8 @@ export class KeyUsageRecorder {
 
   /** Keeps the memory of writes to those the resolution still covers: the map stays as small as a minute's keys. */
   private forgetWritten(now: number): void {
-    for (const [id, at] of this.written) if (now - at >= LAST_USED_RESOLUTION_SECONDS) this.written.delete(id);
+    for (const [id, at] of this.written)
+      if (now - at >= LAST_USED_RESOLUTION_SECONDS) this.written.delete(id);
   }
 
   /** Stops the timer and writes what is left. */
