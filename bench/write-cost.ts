@@ -35,6 +35,7 @@ const ROUNDS = Number(values.rounds ?? 4);
 const ROOM = 1_000_000_000;
 const LIMITS: PlanLimits = {
   search: { records: { '5h': ROOM, '1w': ROOM }, requests: { '5h': ROOM } },
+  enrich: { records: { '5h': ROOM, '1w': ROOM }, requests: { '5h': ROOM } },
 };
 
 type Kind = 'metered' | 'charged';
