@@ -121,17 +121,24 @@ const prefix = () => `toolgate-test:${Math.random().toString(36).slice(2)}`;
 describe.skipIf(!(await redisAvailable()))('the per-key rate limit shared through Redis', () => {
   it('300 requests within one second over two servers admit 100 +/- 5%', async () => {
     const h = await harness();
-    const { key } = await accountWithKey(h.services);
     const p = prefix();
     const a = await server(h, REDIS_URL, { prefix: p });
     const b = await server(h, REDIS_URL, { prefix: p });
     await sleep(200); // both connected
-    await freshSecond();
-    const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).call(key)));
-    const admitted = statuses.filter((s) => s === 200).length;
-    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
-    expect(admitted).toBeGreaterThanOrEqual(95);
-    expect(admitted).toBeLessThanOrEqual(105);
+    // A machine busy with other work can spread the 300 over a second boundary, where the next
+    // second rightly admits 100 more: such a burst proves nothing and is made again, on a new key.
+    for (let attempt = 1; ; attempt++) {
+      const { key } = await accountWithKey(h.services, { name: `Burst ${attempt}` });
+      await freshSecond();
+      const second = Math.floor((await redisMs()) / 1000);
+      const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).call(key)));
+      if (Math.floor((await redisMs()) / 1000) !== second && attempt < 5) continue;
+      const admitted = statuses.filter((s) => s === 200).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      expect(admitted).toBeGreaterThanOrEqual(95);
+      expect(admitted).toBeLessThanOrEqual(105);
+      return;
+    }
   });
 
   it('holds across a second boundary too: bursts just before and just after it admit the limit, not twice it', async () => {
