@@ -39,7 +39,7 @@ export interface IdleResult {
   baseline: RssSplit;
   targetMib: number;
   waitedMs: number;
-  /** process.memoryUsage() of the probed twin, MiB, and its V8 spaces' physical sizes. */
+  /** process.memoryUsage() of the probed twin, MiB, its V8 spaces' physical sizes and its code's. */
   usage: Record<string, number> | null;
   /** The probed twin's heap snapshot: its total self size and the ten largest parts. */
   snapshot: { totalMib: number; top: HeapPart[] } | null;
@@ -97,11 +97,12 @@ async function probeTwin(child: Child): Promise<Pick<IdleResult, 'usage' | 'snap
   const written = await waitForOutput(child, /idle-probe snapshot (\S+)\n/, 120_000);
   const raw = JSON.parse(used[1]!) as Record<string, unknown>;
   const usage: Record<string, number> = {};
+  // memoryUsage's figures as they are; the spaces' and the code statistics' under their group's name.
   for (const [k, v] of Object.entries(raw)) {
     if (typeof v === 'number') usage[k] = mib(v);
-    else if (k === 'spaces')
-      for (const [space, bytes] of Object.entries(v as Record<string, number>))
-        if (bytes > 0) usage[`space ${space}`] = mib(bytes);
+    else if (v && typeof v === 'object')
+      for (const [part, bytes] of Object.entries(v as Record<string, number>))
+        if (bytes > 0) usage[`${k} ${part}`] = mib(bytes);
   }
   const file = written[1]!;
   try {
