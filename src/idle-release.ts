@@ -2,12 +2,13 @@
  * @module Gives the young generation's memory back once the server has been idle for a while: one
  * full garbage collection (`global.gc`, there with `npm start`'s `--expose-gc`), once per idle spell.
  *
- * Why: `--max-semi-space-size=16` lets the young generation grow to two 16 MiB semi-spaces, which
- * keeps scavenges rare under load; start-up alone grows it that far, and V8 never hands those pages
- * back on its own while nothing allocates. A full collection does shrink it when the allocation rate
- * V8 has seen over its last few seconds is low, which is why it waits for a whole interval without
- * a request (not merely a quiet moment): about 27 MiB of resident memory, given back in ~50 ms of
- * collection while nothing is waiting. It runs once, not again until a request has come and gone.
+ * Why: `npm start`'s `--max-semi-space-size` lets the young generation grow to two semi-spaces of
+ * that size, which keeps scavenges rare under load; start-up alone grows it that far, and V8 never
+ * hands those pages back on its own while nothing allocates. A full collection does shrink it (to
+ * 1 MiB) when the allocation rate V8 has seen over its last few seconds is low, which is why it
+ * waits for a whole interval without a request, not merely a quiet moment: 15-25 MiB of resident
+ * memory given back in ~50 ms of collection while nothing is waiting. It runs once, not again until
+ * a request has come and gone.
  */
 
 /** How long without a request `npm start`'s server waits before it gives the memory back. */

@@ -48,7 +48,7 @@ export class SqliteWriter {
     try {
       worker = new Worker(WRITER_SOURCE, {
         eval: true,
-        // The thread's own V8 isolate would otherwise take npm start's 16 MiB semi-spaces too (V8's
+        // The thread's own V8 isolate would otherwise take npm start's semi-space size too (V8's
         // flags are the process's); it allocates little but the batches it is sent, so a young
         // generation of 4 MiB scavenges often and cheaply, and keeps the peak RSS under load down.
         resourceLimits: { maxYoungGenerationSizeMb: 4 },
