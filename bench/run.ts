@@ -3,7 +3,8 @@
  * bare-Fastify baseline, all real child processes on this machine, measured in the same run and
  * reported as ratios, the baseline alternated with each backend in turn (see lib/runner.ts).
  * With `--scale`, also get_account and a metered call on a small against a large seeded database
- * (lib/scale.ts).
+ * (lib/scale.ts). By default and with `--only idle`, toolgate's RSS at rest and what it holds
+ * (lib/idle.ts).
  * Progress goes to stderr, the table to stdout, `--json <file>` the same figures as JSON; the figures
  * are merged into bench/results/latest.json, and docs/performance.md's targets table made from it.
  * Exits 1 when a figure is suspect (non-2xx answers, 429s from the rate limiter, connection
@@ -15,6 +16,7 @@ import { resolve } from 'node:path';
 import { seedAccounts } from './lib/admin.js';
 import { type BenchOptions, parseOptions, redactUrl, USAGE, UsageError } from './lib/args.js';
 import { cleanupAll, cleanupMark, cleanupSince, installCleanupHandlers, interrupted } from './lib/cleanup.js';
+import { type IdleResult, runIdle } from './lib/idle.js';
 import { probe, type ServerInfo } from './lib/postgres.js';
 import { ROOT } from './lib/processes.js';
 import { loudly, machine, notices, type RunInfo, table, warnings } from './lib/report.js';
@@ -166,14 +168,20 @@ async function main(): Promise<number> {
       scale.push(...(await runScale(backend, opts, backend === 'postgres' ? postgresSetup : null, progress)));
     }
   }
+  let idle: IdleResult | null = null;
+  if (opts.idle) {
+    idle = await runIdle(progress);
+    if (!idle) progress('bench: idle: RSS not readable here (Linux /proc only)');
+  }
   await cleanupAll();
 
   process.stdout.write(`\n${table(info, results, scale)}\n`);
+  if (idle) process.stdout.write(`\n${idleLines(idle)}\n`);
   const problems = warnings(results, scale);
   if (problems.length > 0) process.stdout.write(`\n${loudly(problems)}\n`);
   const news = notices(info, results, scale);
   if (news.length > 0) process.stdout.write(`\n${loudly(news, 'NOTICE:')}\n`);
-  const figures = json(info, results, scale);
+  const figures = json(info, results, scale, idle);
   if (opts.json) {
     const file = resolve(opts.json);
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
@@ -194,6 +202,25 @@ async function main(): Promise<number> {
   }
   progress(`bench: done in ${Math.round((Date.now() - t0) / 1000)} s`);
   return problems.length > 0 ? 1 : 0;
+}
+
+/** The idle row for people: the RSS against the target, the baseline's, and the heap's largest parts. */
+function idleLines(r: IdleResult): string {
+  const t = r.toolgate;
+  const lines = [
+    `idle RSS (after ${r.waitedMs / 1000} s at rest): toolgate ${t.rssMib} MiB (anon ${t.anonMib}, file ${t.fileMib}; target <= ${r.targetMib}: ${t.rssMib <= r.targetMib ? 'met' : 'MISSED'}), bare Fastify ${r.baseline.rssMib} MiB`,
+  ];
+  if (r.usage)
+    lines.push(
+      `  memoryUsage, MiB: ${Object.entries(r.usage)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
+  if (r.snapshot)
+    lines.push(
+      `  heap snapshot ${r.snapshot.totalMib} MiB; largest: ${r.snapshot.top.map((p) => `${p.name} ${p.mib}`).join(', ')}`,
+    );
+  return lines.join('\n');
 }
 
 /** The commit measured: git HEAD of the repository, `+dirty` when the work tree has changes. */

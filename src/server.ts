@@ -16,6 +16,7 @@ import type { Brand } from './domain/brand.js';
 import { systemClock } from './domain/clock.js';
 import { DEFAULT_PLANS } from './domain/plans.js';
 import { firstRun } from './first-run.js';
+import { exposedGc, IDLE_RELEASE_MS, IdleRelease } from './idle-release.js';
 import { resolveKeySecrets } from './key-secret.js';
 import { processLogger } from './logger.js';
 import type { DeliveryOutcome } from './metrics/metrics.js';
@@ -86,6 +87,10 @@ export async function startServer(config: Config): Promise<Running> {
     )
       .serveMetrics(parts.metrics, config.host, config.metricsPort!)
       .catch(listenFailure('/metrics (TOOLGATE_METRICS_PORT)', config.host, config.metricsPort!)));
+  const gc = exposedGc();
+  const idle = gc ? new IdleRelease({ gc, idleMs: IDLE_RELEASE_MS }) : undefined;
+  if (idle) app.server.on('request', idle.touch);
+  idle?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${hostPort(config.host, port)}`;
@@ -115,6 +120,7 @@ export async function startServer(config: Config): Promise<Running> {
       // Before the app: closing it closes the console's mailer the alerts are sent through.
       await alertMailer?.stop();
       oauth?.stop();
+      idle?.stop();
       await app.close();
       await metricsServer?.close();
     },

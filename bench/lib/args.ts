@@ -16,6 +16,8 @@ export interface BenchOptions {
   only: string[] | null;
   /** Run the scale comparison (get_account and a metered call on a small and on a large seeded database). */
   scale: boolean;
+  /** Measure the idle RSS (lib/idle.ts): on by default, and with `--only idle`. */
+  idle: boolean;
   /** Accounts of the large database of the scale comparison. */
   scaleAccounts: number;
   /** Accounts of the small database of the scale comparison. */
@@ -52,9 +54,20 @@ export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 /** The pseudo scenario id of the scale comparison, for --only. */
 export const SCALE = 'scale';
 
+/** The pseudo scenario id of the idle RSS measurement (lib/idle.ts), for --only. */
+export const IDLE = 'idle';
+
 export const DEFAULTS: Omit<
   BenchOptions,
-  'only' | 'json' | 'record' | 'backendsExplicit' | 'postgresUrl' | 'scale' | 'cpuProf' | 'toolgateEnv'
+  | 'only'
+  | 'json'
+  | 'record'
+  | 'backendsExplicit'
+  | 'postgresUrl'
+  | 'scale'
+  | 'idle'
+  | 'cpuProf'
+  | 'toolgateEnv'
 > = {
   duration: 4,
   connections: 50,
@@ -82,7 +95,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
                       key's rate is printed, and a 429 fails the run)
   --only <ids>        comma-separated scenario ids or groups: get_account, consumption,
                       consumption_alerts, proxied (proxied_metered, proxied_free, proxied_charged),
-                      mcp (mcp_2025, mcp_2026, mcp_metered), scale, and before
+                      mcp (mcp_2025, mcp_2026, mcp_metered), idle (toolgate's RSS after start,
+                      once idle, and what its heap holds), scale, and before
                       (get_account_before, consumption_before: against toolgate built from the
                       commit before the meters, or TOOLGATE_BENCH_BEFORE; run only when named)
                       (default: all but scale and before)
@@ -137,8 +151,10 @@ export function parseOptions(
           .map((s) => s.trim())
           .filter((s) => s !== '');
   for (const id of only ?? []) {
-    if (!scenarioIds.includes(id) && id !== SCALE)
-      throw new UsageError(`--only: no scenario "${id}" (there are: ${[...scenarioIds, SCALE].join(', ')})`);
+    if (!scenarioIds.includes(id) && id !== SCALE && id !== IDLE)
+      throw new UsageError(
+        `--only: no scenario "${id}" (there are: ${[...scenarioIds, SCALE, IDLE].join(', ')})`,
+      );
   }
   if (v.json === '') throw new UsageError('--json needs a file name');
   if (v['cpu-prof'] === '') throw new UsageError('--cpu-prof needs a directory');
@@ -169,6 +185,7 @@ export function parseOptions(
     accounts: number('--accounts', v.accounts, DEFAULTS.accounts, 1, 100_000),
     only,
     scale: Boolean(v.scale) || (only?.includes(SCALE) ?? false),
+    idle: only === null || only.includes(IDLE),
     scaleAccounts: number('--scale-accounts', v['scale-accounts'], DEFAULTS.scaleAccounts, 1, 100_000_000),
     scaleBase: number('--scale-base', v['scale-base'], DEFAULTS.scaleBase, 1, 100_000_000),
     keysPerAccount: number('--keys-per-account', v['keys-per-account'], DEFAULTS.keysPerAccount, 1, 100),

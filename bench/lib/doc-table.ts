@@ -6,8 +6,9 @@
 import { METERS_COST_ID, METERS_COST_TARGET, METERS_COST_TITLE } from '../scenarios/meters-cost.js';
 import { SCALE_CALLS } from '../scenarios/scale.js';
 import type { Scenario } from '../scenarios/scenario.js';
-import type { Backend } from './args.js';
+import { type Backend, IDLE } from './args.js';
 import { targetOn } from './goals.js';
+import { IDLE_RSS_MIB } from './idle.js';
 import { NOISY_CORES } from './report.js';
 import type { LatestEntry, LatestFile } from './results.js';
 
@@ -31,6 +32,8 @@ export interface TargetRow {
   peakRssMib?: number;
   /** The PostgreSQL ratio over the SQLite one of the same run, at least. */
   toSqlite?: number;
+  /** toolgate's RSS at rest after start, at most, MiB (the idle row). */
+  idleRssMib?: number;
 }
 
 /**
@@ -69,6 +72,12 @@ export function targetRows(scenarios: readonly Scenario[], backends: readonly Ba
         title: `${call.title}, 1M accounts against 1k \`${call.id}\``,
         rps: call.target,
       });
+  rows.push({
+    id: IDLE,
+    backend: 'sqlite',
+    title: `idle, after start \`${IDLE}\``,
+    idleRssMib: IDLE_RSS_MIB,
+  });
   return rows;
 }
 
@@ -85,6 +94,7 @@ function targetsCell(t: TargetRow): string {
   if (t.toSqlite !== undefined) out.push(`PostgreSQL / SQLite >= ${x(t.toSqlite)}`);
   if (t.p99Ms !== undefined) out.push(`p99 <= ${t.p99Ms} ms`);
   if (t.peakRssMib !== undefined) out.push(`peak RSS <= ${t.peakRssMib} MiB`);
+  if (t.idleRssMib !== undefined) out.push(`idle RSS <= ${t.idleRssMib} MiB`);
   return out.length === 0 ? 'none (shown)' : out.join('; ');
 }
 
@@ -101,7 +111,8 @@ export function status(t: TargetRow, e: LatestEntry | undefined): string {
   if (t.toSqlite !== undefined) check('PostgreSQL / SQLite', e.rps_ratio_to_sqlite, (v) => v >= t.toSqlite!);
   if (t.p99Ms !== undefined) check('p99', e.p99_ms.toolgate, (v) => v <= t.p99Ms!);
   if (t.peakRssMib !== undefined) check('peak RSS', e.peak_rss_mib.toolgate, (v) => v <= t.peakRssMib!);
-  const judged = [t.rps, t.toSqlite, t.p99Ms, t.peakRssMib].some((v) => v !== undefined);
+  if (t.idleRssMib !== undefined) check('idle RSS', e.idle?.toolgate.rss_mib, (v) => v <= t.idleRssMib!);
+  const judged = [t.rps, t.toSqlite, t.p99Ms, t.peakRssMib, t.idleRssMib].some((v) => v !== undefined);
   const parts = [
     !judged ? 'shown' : missed.length > 0 ? `**missed**: ${missed.join(', ')}` : 'met',
     ...(unknown.length > 0 ? [`not measured: ${unknown.join(', ')}`] : []),
@@ -113,20 +124,34 @@ export function status(t: TargetRow, e: LatestEntry | undefined): string {
   // The figures are the latest, not necessarily good ones: say when other work shared the cores.
   if (typeof e.other_cores === 'number' && e.other_cores > NOISY_CORES)
     parts.push(`noisy (other processes ${e.other_cores.toFixed(2)} cores)`);
+  if (e.idle) parts.push(idleSaid(e.idle));
   return parts.join('; ');
 }
 
+/** The idle row's figures, in words: the RSS and its split, the baseline's, the heap's largest parts. */
+function idleSaid(idle: NonNullable<LatestEntry['idle']>): string {
+  const t = idle.toolgate;
+  const heap = idle.heap_snapshot;
+  const largest = heap ? heap.top.slice(0, 3).map((p) => `${p.name} ${fixed(p.mib, 1)}`) : [];
+  return [
+    `idle RSS ${fixed(t.rss_mib, 1)} MiB (anonymous ${fixed(t.anon_mib, 1)}, file-backed ${fixed(t.file_mib, 1)}; bare Fastify ${fixed(idle.baseline.rss_mib, 1)})`,
+    ...(heap ? [`heap snapshot ${fixed(heap.total_mib, 1)} MiB, largest ${largest.join(', ')}`] : []),
+  ].join('; ');
+}
+
 function row(t: TargetRow, e: LatestEntry | undefined, title: string): string {
-  const cells = e
-    ? [
-        x(e.rps.ratio),
-        e.rps.ratio_by_round.map((r) => fixed(r, 2)).join(' '),
-        `${fixed(e.cpu_us_per_request.toolgate, 0)} / ${fixed(e.cpu_us_per_request.baseline, 0)}`,
-        `${fixed(e.p99_ms.toolgate, 1)} / ${fixed(e.p99_ms.baseline, 1)}`,
-        fixed(e.peak_rss_mib.toolgate, 1),
-        `${e.run.rounds} × ${e.run.duration_s} s`,
-      ]
-    : ['', '', '', '', '', ''];
+  const cells = e?.idle
+    ? ['', '', '', '', '', `at rest ${e.run.duration_s} s`]
+    : e
+      ? [
+          x(e.rps.ratio),
+          e.rps.ratio_by_round.map((r) => fixed(r, 2)).join(' '),
+          `${fixed(e.cpu_us_per_request.toolgate, 0)} / ${fixed(e.cpu_us_per_request.baseline, 0)}`,
+          `${fixed(e.p99_ms.toolgate, 1)} / ${fixed(e.p99_ms.baseline, 1)}`,
+          fixed(e.peak_rss_mib.toolgate, 1),
+          `${e.run.rounds} × ${e.run.duration_s} s`,
+        ]
+      : ['', '', '', '', '', ''];
   return `| ${[title, BACKEND[t.backend], targetsCell(t), ...cells, status(t, e)].join(' | ')} |`;
 }
 

@@ -5,6 +5,7 @@
 import { loadavg } from 'node:os';
 import { redactUrl } from './args.js';
 import { acrossBackends, judge, met, stretchMet } from './goals.js';
+import type { IdleResult } from './idle.js';
 import { METHOD, notices, type RunInfo, warnings } from './report.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
 import type { ScaleResult } from './scale.js';
@@ -13,7 +14,12 @@ import { median } from './stats.js';
 /** The JSON of a run, as written by `--json` and read by lib/results.ts. */
 export type RunJson = ReturnType<typeof json>;
 
-export function json(info: RunInfo, results: readonly ScenarioResult[], scale: readonly ScaleResult[] = []) {
+export function json(
+  info: RunInfo,
+  results: readonly ScenarioResult[],
+  scale: readonly ScaleResult[] = [],
+  idle: IdleResult | null = null,
+) {
   const { machine: m, opts } = info;
   const round3 = (x: number | null | undefined) =>
     x !== null && x !== undefined && Number.isFinite(x) ? Math.round(x * 1000) / 1000 : null;
@@ -122,6 +128,23 @@ export function json(info: RunInfo, results: readonly ScenarioResult[], scale: r
       target_met: r.ratio.rps >= r.target,
       notes: r.notes,
     })),
+    idle: idle && {
+      waited_s: idle.waitedMs / 1000,
+      target_rss_mib: idle.targetMib,
+      target_met: idle.toolgate.rssMib <= idle.targetMib,
+      toolgate: {
+        rss_mib: idle.toolgate.rssMib,
+        anon_mib: idle.toolgate.anonMib,
+        file_mib: idle.toolgate.fileMib,
+      },
+      baseline: {
+        rss_mib: idle.baseline.rssMib,
+        anon_mib: idle.baseline.anonMib,
+        file_mib: idle.baseline.fileMib,
+      },
+      memory_usage_mib: idle.usage,
+      heap_snapshot: idle.snapshot && { total_mib: idle.snapshot.totalMib, top: idle.snapshot.top },
+    },
     warnings: warnings(results, scale),
     notices: notices(info, results, scale),
   };

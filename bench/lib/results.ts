@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Backend } from './args.js';
+import { type Backend, IDLE } from './args.js';
 import { countName } from './report.js';
 import type { RunJson } from './report-json.js';
 import { median } from './stats.js';
@@ -37,6 +37,8 @@ export interface LatestEntry {
    * over both sides' rounds; null when not measurable. Above NOISY_CORES the figures are noisy.
    */
   other_cores: number | null;
+  /** The idle row (lib/idle.ts): toolgate's RSS at rest, the baseline's, and what the heap holds. */
+  idle?: NonNullable<RunJson['idle']>;
 }
 
 export interface LatestFile {
@@ -110,10 +112,32 @@ export function entriesOf(run: RunJson): { entries: LatestEntry[]; suspect: stri
       ),
     ),
   ];
+  if (run.idle) all.push(idleEntry(run.idle, common));
   const named = (e: LatestEntry) => run.warnings.some((w) => w.startsWith(`${e.id} (${e.backend}):`));
   return {
     entries: all.filter((e) => !named(e)),
     suspect: all.filter(named).map((e) => `${e.id} (${e.backend})`),
+  };
+}
+
+/** The idle measurement as an entry: no load, so no rates; its own figures under `idle`. */
+function idleEntry(
+  idle: NonNullable<RunJson['idle']>,
+  common: Pick<LatestEntry, 'measured_at' | 'commit' | 'machine' | 'run'>,
+): LatestEntry {
+  const none = { baseline: null, toolgate: null };
+  return {
+    id: IDLE,
+    backend: 'sqlite',
+    title: 'idle, after start',
+    ...common,
+    run: { ...common.run, rounds: 1, duration_s: idle.waited_s, warmup_s: 0, connections: 0 },
+    rps: { ...none, ratio: null, ratio_by_round: [] },
+    p99_ms: none,
+    cpu_us_per_request: none,
+    peak_rss_mib: none,
+    other_cores: null,
+    idle,
   };
 }
 

@@ -70,11 +70,12 @@ export async function startBaseline(): Promise<Target> {
 
 /**
  * toolgate on SQLite: a scratch database in a temp dir, or `file` (already seeded, with `keySecret`
- * the secret its keys were digested under).
+ * the secret its keys were digested under). `nodeArgs`: after the shipped flags (lib/idle.ts's probe).
  */
 export async function startToolgateSqlite(
   existing: { file: string; keySecret: string } | null = null,
   root = ROOT,
+  nodeArgs: readonly string[] = [],
 ): Promise<ToolgateTarget> {
   if (existing)
     return startToolgate('sqlite', {
@@ -82,7 +83,12 @@ export async function startToolgateSqlite(
       TOOLGATE_KEY_SECRET: existing.keySecret,
     });
   const dir = tempDir('toolgate-bench-');
-  return startToolgate('sqlite', { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` }, root);
+  return startToolgate(
+    'sqlite',
+    { TOOLGATE_DATABASE_URL: `sqlite:${join(dir, 'toolgate.db')}` },
+    root,
+    nodeArgs,
+  );
 }
 
 export interface PostgresSetup {
@@ -130,11 +136,12 @@ async function startToolgate(
   backend: Backend,
   env: Record<string, string>,
   root = ROOT,
+  extraNodeArgs: readonly string[] = [],
 ): Promise<ToolgateTarget> {
   const main = join(root, 'dist', 'main.js');
   if (!existsSync(main))
     throw new Error(`${main} is missing: run \`npm run build\` first (npm run bench does).`);
-  const shipped = shippedNodeArgs();
+  const shipped = [...shippedNodeArgs(), ...extraNodeArgs];
   const adminToken = randomBytes(24).toString('hex');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();

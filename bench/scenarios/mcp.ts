@@ -10,7 +10,7 @@ import { accountTotals } from '../lib/admin.js';
 import type { LoadRequest } from '../lib/load.js';
 import { MCP_REVISION, type McpEra, mcpToolCall } from '../lib/mcp-requests.js';
 import { METERED_TOOL, proxiedFixture, RECORDS_PER_CALL } from '../lib/proxied.js';
-import { type Fixture, MCP_PEAK_RSS_MIB, type Note, type Scenario } from './scenario.js';
+import { type Fixture, type Note, PEAK_RSS_MIB, type Scenario } from './scenario.js';
 
 /** The issue's targets for MCP against HTTP on the same server: at least 0.60x, aiming at 0.90x. */
 const TARGET = 0.6;
@@ -63,7 +63,7 @@ function mcpGetAccount(era: McpEra): Scenario {
     rotates: 'key',
     target: TARGET,
     stretch: STRETCH,
-    peakRssMib: MCP_PEAK_RSS_MIB,
+    peakRssMib: PEAK_RSS_MIB,
     prepare: async (f) => againstOwnHttp(f),
     baselineRequests: (f) => httpRequests(f, 'get_account', {}),
     requests: (f) => mcpRequests(f, era, 'get_account', {}),
@@ -89,7 +89,7 @@ function mcpMeteredTool(era: McpEra): Scenario {
     description: `POST /mcp tools/call ${METERED_TOOL} ${args} (the ${MCP_REVISION[era]} revision) against POST /api/v1/tools/${METERED_TOOL} ${args} on the same server, rotating over every seeded key: the proxied scenarios' metered tool (category search, 10 records a call) and upstream`,
     rotates: 'key',
     target: TARGET,
-    peakRssMib: MCP_PEAK_RSS_MIB,
+    peakRssMib: PEAK_RSS_MIB,
     async prepare(f) {
       const fixture = await proxiedFixture(f, METERED_TOOL, 'metered');
       // Counted from here: the windows hold the proxied scenarios' calls, and the poll that waited for the tool.

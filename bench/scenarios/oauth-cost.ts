@@ -21,7 +21,7 @@ import {
   startToolgateSqlite,
   type ToolgateTarget,
 } from '../lib/targets.js';
-import { type Fixture, MCP_PEAK_RSS_MIB, type Scenario } from './scenario.js';
+import { type Fixture, PEAK_RSS_MIB, type Scenario } from './scenario.js';
 
 const ACCOUNTS = 200;
 const TARGET = 0.9;
@@ -215,7 +215,7 @@ export const oauthCost: Scenario = {
   description: `POST /mcp tools/call get_account with ${ACCOUNTS} accounts' OAuth access tokens (each from the real flow: registration, console sign-in, consent, PKCE) against the same accounts' API keys, on one server, the per-key limit off`,
   rotates: 'key',
   target: TARGET,
-  peakRssMib: MCP_PEAK_RSS_MIB,
+  peakRssMib: PEAK_RSS_MIB,
   onlyWhenNamed: true,
   async prepare(f) {
     const s = await setupFor(f);

@@ -1,6 +1,6 @@
 /** @module Shared TypeBox schemas: the error body, and the pieces of the get_account answer as the spec defines them. */
 import Type from 'typebox';
-import { ERROR_STATUS } from '../domain/errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 
 const Timestamp = Type.String({
   format: 'date-time',
@@ -11,10 +11,13 @@ export const ErrorBodySchema = Type.Object(
   {
     status: Type.Literal('error'),
     error: Type.String({ description: 'The HTTP reason phrase' }),
-    code: Type.Union(
-      Object.keys(ERROR_STATUS).map((c) => Type.Literal(c)),
-      { description: 'Stable snake_case code' },
-    ),
+    // One string with an `enum`, not a union of literals: a union compiles into a branch per code in
+    // every route's validator and serialiser, which held about 3 MiB of the idle heap.
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: Object.keys(ERROR_STATUS),
+      description: 'Stable snake_case code',
+    }),
     message: Type.String({ description: 'A sentence for people' }),
     request_id: Type.String({ description: 'Also in the x-request-id header' }),
   },

@@ -1,6 +1,6 @@
 /** @module The one place that calls an operator's upstream service for a catalogue tool; every failure is a value. */
 
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { type Metrics, NO_METRICS } from '../metrics/metrics.js';
 import { type Exchanged, exchange } from './exchange.js';
 import { memberJson } from './json-member.js';
@@ -75,12 +75,27 @@ const NETWORK_REASONS: Record<string, string> = {
 };
 
 export class Upstreams {
-  private readonly agent: Agent;
+  /**
+   * undici is loaded at the first call, not at start: a server that never proxies (no catalogue
+   * tool) does not carry the library's code and heap. `ready` spares the calls after that a hop.
+   */
+  private agent: Promise<Agent> | null = null;
+  private ready: Agent | null = null;
+  private readonly connections: number;
   private readonly metrics: Metrics;
 
   constructor(opts: { connections?: number; metrics?: Metrics } = {}) {
-    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: opts.connections ?? 128, pipelining: 1 });
+    this.connections = opts.connections ?? 128;
     this.metrics = opts.metrics ?? NO_METRICS;
+  }
+
+  private dispatcher(): Agent | Promise<Agent> {
+    if (this.ready) return this.ready;
+    this.agent ??= import('undici').then(({ Agent }) => {
+      this.ready = new Agent({ keepAliveTimeout: 10_000, connections: this.connections, pipelining: 1 });
+      return this.ready;
+    });
+    return this.agent;
   }
 
   /** Never rejects: a broken, slow or oversized upstream is a result the caller maps to its own error. */
@@ -96,8 +111,10 @@ export class Upstreams {
   private send(target: UpstreamTarget, call: ForwardCall): Promise<UpstreamResult> {
     const to = destination(target);
     if (typeof to === 'string') return Promise.resolve(upstreamError(to));
+    const agent = this.dispatcher();
+    if (agent instanceof Promise) return agent.then(() => this.send(target, call));
     return exchange(
-      this.agent,
+      agent,
       {
         origin: to.origin,
         path: to.path,
@@ -115,7 +132,7 @@ export class Upstreams {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.agent) await (await this.agent).close();
   }
 }
 

@@ -6,7 +6,7 @@
  * that failed, with its status code or the reason it had none.
  */
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { BlockedAddressError, guardedLookup, hostOf, isBlockedAddress } from './address-guard.js';
 import { sign } from './signing.js';
 
@@ -29,16 +29,26 @@ export interface SenderOptions {
 /** How much of an answer is read (and thrown away) so its connection can be reused. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-export class WebhookSender {
-  private readonly agent: Agent;
+type Undici = typeof import('undici');
 
-  constructor(private readonly options: SenderOptions) {
-    this.agent = new Agent({
-      connections: options.connections ?? 8,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: { timeout: options.timeoutMs, ...(options.allowPrivate ? {} : { lookup: guardedLookup }) },
-    });
+export class WebhookSender {
+  /** undici is loaded at the first webhook, not at start: most servers send none, or none for a while. */
+  private undici: Promise<{ agent: Agent; request: Undici['request'] }> | null = null;
+
+  constructor(private readonly options: SenderOptions) {}
+
+  private client(): Promise<{ agent: Agent; request: Undici['request'] }> {
+    const { options } = this;
+    this.undici ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connections: options.connections ?? 8,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        connect: { timeout: options.timeoutMs, ...(options.allowPrivate ? {} : { lookup: guardedLookup }) },
+      }),
+    }));
+    return this.undici;
   }
 
   async send(
@@ -52,11 +62,12 @@ export class WebhookSender {
     const host = hostOf(target);
     if (!this.options.allowPrivate && isIP(host) && isBlockedAddress(host))
       return { delivered: false, statusCode: null, error: new BlockedAddressError(host, host).message };
+    const { agent, request } = await this.client();
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       const res = await request(target, {
         method: 'POST',
-        dispatcher: this.agent,
+        dispatcher: agent,
         signal,
         headers: {
           'content-type': 'application/json',
@@ -79,8 +90,8 @@ export class WebhookSender {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    if (this.undici) await (await this.undici).agent.close();
   }
 }
 

@@ -14,8 +14,8 @@ import { Balancer } from './balancer.js';
 import { type ServerProcess, startServer } from './process.js';
 
 const available = await postgresAvailable();
-/** `node --max-semi-space-size=16 --heap-growing-percent=30 dist/main.js`, as the example says. */
-const NODE_ARGS = ['--max-semi-space-size=16', '--heap-growing-percent=30', 'dist/main.js'];
+/** `node --max-semi-space-size=8 --heap-growing-percent=30 --expose-gc dist/main.js`, as the example says. */
+const NODE_ARGS = ['--max-semi-space-size=8', '--heap-growing-percent=30', '--expose-gc', 'dist/main.js'];
 const OWNER = 'ann@example.com';
 
 describe.skipIf(!available)('two servers behind a balancer, on one PostgreSQL schema', () => {
