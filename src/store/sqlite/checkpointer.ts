@@ -155,6 +155,8 @@ export class Checkpointer {
       const driver = createRequire(import.meta.url).resolve('better-sqlite3');
       worker = new Worker(WORKER_SOURCE, {
         eval: true,
+        // It allocates next to nothing (a checkpoint a turn): npm start's semi-spaces would be idle RSS.
+        resourceLimits: { maxYoungGenerationSizeMb: 1 },
         workerData: { driver, path: this.o.path, busyMs: RESTART_BUSY_MS },
       });
     } catch (err) {
