@@ -14,7 +14,7 @@ import type { Category } from '../../domain/plans.js';
 import { balanceEvents, eventBody, thresholdEvents, type WebhookEvent } from '../../domain/webhooks.js';
 import { auditValues, ledgerValues } from '../rows.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
-import { Columns, type NamedQuery, WRITES } from './consumption-sql.js';
+import { Columns, type NamedQuery, WRITTEN_WIDTHS, writesOf } from './consumption-sql.js';
 
 export interface Pending {
   c: UsageCommit;
@@ -51,7 +51,7 @@ export interface BatchDecision {
   outcomes: (UsageOutcome | Error)[];
   /** Each account consumed from, as the batch leaves it (its windows of the categories read, in key order). */
   after: Map<string, AccountValues>;
-  /** The statements that write what was decided (COMMIT not included): none, or WRITES. */
+  /** The statements that write what was decided (COMMIT not included): none, or one (writesOf). */
   writes: NamedQuery[];
 }
 
@@ -64,7 +64,12 @@ export function decideBatch(
   // Each account's values as the batch has left them so far.
   const state = new Map<string, AccountValues>();
   for (const [id, v] of values) state.set(id, { ...v });
-  const inserts: Inserts = { ledger: new Columns(10), idempotency: new Columns(5), audit: new Columns(7) };
+  const [, ledger, , idempotency, audit] = WRITTEN_WIDTHS;
+  const inserts: Inserts = {
+    ledger: new Columns(ledger!),
+    idempotency: new Columns(idempotency!),
+    audit: new Columns(audit!),
+  };
   const events: WebhookEvent[] = [];
   const outcomes: (UsageOutcome | Error)[] = [];
   const consumed = new Set<string>();
@@ -92,13 +97,12 @@ function writeStatements(
   // Each account consumed from gets the windows of the categories it read and its balance as the
   // batch left them, whether or not the balance moved: both were read under this transaction's
   // lock, so rewriting is exact.
-  const accounts = new Columns(3);
+  const accounts = new Columns(WRITTEN_WIDTHS[0]!);
   for (const [id, v] of after) accounts.push([id, JSON.stringify(storedCategories(v)), v.balance]);
-  const webhookEvents = new Columns(5);
+  const webhookEvents = new Columns(WRITTEN_WIDTHS[2]!);
   for (const e of events) webhookEvents.push([e.id, e.type, e.accountId, eventBody(e), e.at]);
-  const all = [accounts, inserts.ledger, webhookEvents, inserts.idempotency, inserts.audit];
-  if (all.every((c) => c.length === 0)) return [];
-  return [{ ...WRITES, values: all.flatMap((c) => c.columns) }];
+  const writes = writesOf([accounts, inserts.ledger, webhookEvents, inserts.idempotency, inserts.audit]);
+  return writes ? [writes] : [];
 }
 
 /** `accounts.fair_use`'s members for the categories `v` holds (migration 010). */

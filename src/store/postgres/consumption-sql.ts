@@ -19,13 +19,13 @@ export interface NamedQuery {
  * caller sorts it: one order for every server).
  */
 export const KEY_LOCKS = {
-  name: 'toolgate_consume_key_locks',
+  name: 'tg_consume_key_locks',
   text: 'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k',
 };
 
 /** The records of the batch's idempotency keys: (account, key) pairs as two arrays. */
 export const PRIORS = {
-  name: 'toolgate_consume_priors',
+  name: 'tg_consume_priors',
   text: `SELECT i.account_id, i.idempotency_key, i.request_hash, i.response
     FROM usage_idempotency i JOIN unnest($1::text[], $2::text[]) AS v (a, k)
       ON i.account_id = v.a AND i.idempotency_key = v.k`,
@@ -38,42 +38,77 @@ export const PRIORS = {
  * order (the lock is taken above the sort), by account, the same for every server.
  */
 export const LOCKED_READ = {
-  name: 'toolgate_consume_locked_read',
+  name: 'tg_consume_locked_read',
   text: `SELECT a.id, v.c, a.token_balance, a.low_balance, a.fair_use -> v.c AS w
     FROM accounts a JOIN unnest($1::text[], $2::text[]) AS v (id, c) ON a.id = v.id
     ORDER BY a.id, v.c FOR NO KEY UPDATE OF a`,
 };
 
-/**
- * Everything a batch writes, in one statement: each data-modifying CTE runs once, to completion,
- * whether or not anything reads it, and one with empty arrays writes nothing. The accounts' rows
- * are already locked by LOCKED_READ (this transaction's), so the UPDATE waits on nobody. Each
- * account's windows of the categories it read are merged in (`||` replaces those members only).
- */
-export const WRITES = {
-  name: 'toolgate_consume_writes',
-  text: `WITH acc AS (
-      UPDATE accounts SET fair_use = accounts.fair_use || v.f::jsonb, token_balance = v.b
-      FROM unnest($1::text[], $2::text[], $3::bigint[]) AS v (id, f, b) WHERE accounts.id = v.id
-    ), led AS (
-      INSERT INTO token_ledger (${LEDGER_COLUMNS})
-      SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-        $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[])
-    ), ev AS (
-      INSERT INTO webhook_events (id, type, account_id, body, created_at)
-      SELECT * FROM unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::bigint[])
-    ), idem AS (
-      INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
-      SELECT * FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[])
-    ), aud AS (
-      INSERT INTO audit_log (${AUDIT_COLUMNS})
-      SELECT i, a, ac, act, acc, t, d::jsonb
-      FROM unnest($24::text[], $25::bigint[], $26::text[], $27::text[], $28::text[], $29::text[],
-        $30::text[]) AS x (i, a, ac, act, acc, t, d)
-    ) SELECT 1`,
-};
+/** The tables a batch writes, in the order writesOf takes them, each with its columns' types and how it inserts them. */
+const WRITTEN = [
+  {
+    types: ['text', 'text', 'bigint'],
+    // Each account's windows of the categories it read are merged in (`||` replaces those members
+    // only). The rows are already locked by LOCKED_READ (this transaction's): nobody is waited on.
+    sql: (u: string) => `UPDATE accounts SET fair_use = accounts.fair_use || v.f::jsonb, token_balance = v.b
+      FROM ${u} AS v (id, f, b) WHERE accounts.id = v.id`,
+  },
+  {
+    types: ['text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'text', 'text', 'text', 'bigint'],
+    sql: (u: string) => `INSERT INTO token_ledger (${LEDGER_COLUMNS}) SELECT * FROM ${u}`,
+  },
+  {
+    types: ['text', 'text', 'text', 'text', 'bigint'],
+    sql: (u: string) =>
+      `INSERT INTO webhook_events (id, type, account_id, body, created_at) SELECT * FROM ${u}`,
+  },
+  {
+    types: ['text', 'text', 'text', 'text', 'bigint'],
+    sql: (
+      u: string,
+    ) => `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at)
+      SELECT * FROM ${u}`,
+  },
+  {
+    types: ['text', 'bigint', 'text', 'text', 'text', 'text', 'text'],
+    sql: (u: string) => `INSERT INTO audit_log (${AUDIT_COLUMNS})
+      SELECT i, a, ac, act, acc, t, d::jsonb FROM ${u} AS x (i, a, ac, act, acc, t, d)`,
+  },
+] as const;
 
-/** Columns of a table's rows, one array per column (WRITES takes them so). */
+/** How many columns each table of WRITTEN takes, in order (Columns of these widths). */
+export const WRITTEN_WIDTHS = WRITTEN.map((t) => t.types.length);
+
+const variants = new Map<number, { name: string; text: string }>();
+
+/**
+ * Everything a batch writes, in one statement: the tables it writes (`tables[i]` has rows for
+ * WRITTEN[i]), each a data-modifying CTE, which runs once, to completion, whether or not anything
+ * reads it. A table without rows is left out, so that a batch opens no table it does not write
+ * (a variant per set of tables, a handful in practice, each named and prepared once).
+ */
+export function writesOf(tables: readonly Columns[]): NamedQuery | null {
+  let mask = 0;
+  tables.forEach((t, i) => {
+    if (t.length > 0) mask |= 1 << i;
+  });
+  if (mask === 0) return null;
+  let variant = variants.get(mask);
+  if (!variant) {
+    let n = 0;
+    const parts: string[] = [];
+    WRITTEN.forEach((t, i) => {
+      if (!(mask & (1 << i))) return;
+      const unnest = `unnest(${t.types.map((type) => `$${++n}::${type}[]`).join(', ')})`;
+      parts.push(`w${i} AS (${t.sql(unnest)})`);
+    });
+    variant = { name: `tg_consume_writes_${mask}`, text: `WITH ${parts.join(', ')} SELECT 1` };
+    variants.set(mask, variant);
+  }
+  return { ...variant, values: tables.filter((t) => t.length > 0).flatMap((t) => t.columns) };
+}
+
+/** Columns of a table's rows, one array per column (writesOf takes them so). */
 export class Columns {
   readonly columns: unknown[][];
 

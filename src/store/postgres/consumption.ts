@@ -36,10 +36,12 @@ const MAX_BATCH = 200;
 type Row = Record<string, unknown>;
 
 /**
- * The batch's named statements (consumption-sql.ts) are planned generically: planned once per
- * connection, not again for each batch's arrays.
+ * The batch's named statements (consumption-sql.ts) are planned generically: once per connection,
+ * not again for each batch's arrays. A generic plan guesses ten rows out of an array; against a
+ * small accounts table a sequential scan then looks cheaper than ten lookups by key, and would be
+ * kept for every batch, however large the table grows: off, so each account is found by its key.
  */
-const BEGIN = 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan';
+const BEGIN = 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off';
 
 export class PgGroupCommit implements UsageStore {
   private pending: Pending[] = [];
@@ -141,19 +143,22 @@ async function lockedRead(
     }
   }
   const keyed = batch.filter((p) => p.c.idempotency);
-  const sent: Promise<{ rows: Row[] }>[] = [client.query(BEGIN)];
-  if (keyed.length > 0) {
-    // The idempotency keys' locks, in one order for every server, then the records of those keys.
-    const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))].sort();
-    sent.push(client.query({ ...KEY_LOCKS, values: [locks] }));
-    sent.push(
-      client.query({
-        ...PRIORS,
-        values: [keyed.map((p) => p.c.accountId), keyed.map((p) => p.c.idempotency!.key)],
-      }),
-    );
-  }
-  sent.push(client.query({ ...LOCKED_READ, values: [ids, pairs] }));
+  const sent = client.together(() => {
+    const sent: Promise<{ rows: Row[] }>[] = [client.query(BEGIN)];
+    if (keyed.length > 0) {
+      // The idempotency keys' locks, in one order for every server, then the records of those keys.
+      const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))].sort();
+      sent.push(client.query({ ...KEY_LOCKS, values: [locks] }));
+      sent.push(
+        client.query({
+          ...PRIORS,
+          values: [keyed.map((p) => p.c.accountId), keyed.map((p) => p.c.idempotency!.key)],
+        }),
+      );
+    }
+    sent.push(client.query({ ...LOCKED_READ, values: [ids, pairs] }));
+    return sent;
+  });
   const results = await settled(sent);
   const priors: Priors = new Map();
   if (keyed.length > 0)

@@ -60,8 +60,10 @@ export class PgTransactions {
       try {
         const decided = await fn(client);
         notice = decided.changes.length > 0 ? commitNotice(this.feed, decided.changes) : undefined;
-        const writes = decided.writes.map((w) => client.query(w));
-        const commit = client.query(['COMMIT', ...(notice?.statements ?? [])].join(';\n'));
+        const { writes, commit } = client.together(() => ({
+          writes: decided.writes.map((w) => client.query(w)),
+          commit: client.query(['COMMIT', ...(notice?.statements ?? [])].join(';\n')),
+        }));
         // A write's failure first: then the COMMIT (answered, or failing with the connection) rolled back.
         const wrote = await settled(writes).catch((err: unknown) => err as Error);
         if (wrote instanceof Error) {
