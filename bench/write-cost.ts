@@ -148,8 +148,11 @@ try {
     for (const mode of ['loop', 'thread'] as const) await round(sides[mode], kind, 1); // warm-up
     for (let r = 0; r < ROUNDS; r++) {
       const order: Mode[] = r % 2 === 0 ? ['loop', 'thread'] : ['thread', 'loop'];
-      for (const mode of order)
-        (results[`${kind} ${mode}`] ??= []).push(await round(sides[mode], kind, r + 2));
+      for (const mode of order) {
+        const key = `${kind} ${mode}`;
+        results[key] ??= [];
+        results[key].push(await round(sides[mode], kind, r + 2));
+      }
     }
   }
   process.stdout.write(
