@@ -16,7 +16,7 @@ import { startBaseline, startToolgateSqlite } from './targets.js';
 /** The idle release runs 5-10 s after the last request (the bench's /healthz poll); then a margin. */
 export const IDLE_WAIT_MS = 16_000;
 
-/** The product's target for a server at rest (issue 55). */
+/** The product's target for a server at rest. */
 export const IDLE_RSS_MIB = 100;
 
 export interface RssSplit {

@@ -8,7 +8,7 @@ import type { Backend } from '../lib/args.js';
 import type { LoadRequest } from '../lib/load.js';
 import type { Target, ToolgateTarget } from '../lib/targets.js';
 
-/** The product's memory target for a server under load (issue 55): 150 MiB, judged on every scenario. */
+/** The product's memory target for a server under load: 150 MiB, judged on every scenario. */
 export const PEAK_RSS_MIB = 150;
 
 /** What every scenario runs against: the two servers and the seeded accounts. */

@@ -2,7 +2,8 @@
  * What a consumption costs PostgreSQL, counted on the real server: two round trips (with or
  * without a charge or an idempotency key), the second carrying the COMMIT and, after it and outside
  * the transaction, the NOTIFY; consumptions that arrive together share their two round trips, their
- * COMMIT and one NOTIFY. An account changed meanwhile by another process is consumed from exactly.
+ * COMMIT and one NOTIFY, and the same named statements whatever their number. An account changed
+ * meanwhile by another process is consumed from exactly.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incrementsFor } from '../../src/domain/fair-use.js';
@@ -17,8 +18,11 @@ import { POSTGRES_URL, postgresAvailable, scratchPostgresStore } from '../postgr
 const T = Date.UTC(2026, 3, 15, 13, 55, 29) / 1000;
 
 interface Counted {
-  /** Every query text sent, in order, on any connection of the pool. */
-  sent: string[];
+  /**
+   * Every query text sent, in order, on any connection of the pool, by round trip: those sent
+   * together (pipelined, before any answer came back) make one.
+   */
+  sent: string[][];
 }
 
 type Query = (...args: unknown[]) => unknown;
@@ -34,13 +38,28 @@ function aroundQueries(store: Store, wrap: (query: Query) => Query): void {
   });
 }
 
-/** Counts what the store's pool sends: each client.query is one round trip. */
+/** Counts what the store's pool sends: queries sent with no answer back in between are one round trip. */
 function count(store: Store): Counted {
   const counted: Counted = { sent: [] };
+  let answered = true;
   aroundQueries(store, (query) => (...args) => {
     const q = args[0] as string | { text: string };
-    counted.sent.push(typeof q === 'string' ? q : q.text);
-    return query(...args);
+    if (answered || counted.sent.length === 0) counted.sent.push([]);
+    answered = false;
+    counted.sent.at(-1)!.push(typeof q === 'string' ? q : q.text);
+    const heard = () => {
+      answered = true;
+    };
+    const last = args.at(-1);
+    // pool.query passes a callback (and gets no promise back).
+    if (typeof last === 'function')
+      return query(...args.slice(0, -1), (...answer: unknown[]) => {
+        heard();
+        return (last as (...a: unknown[]) => unknown)(...answer);
+      });
+    const result = query(...args) as Promise<unknown>;
+    void result.then(heard, heard);
+    return result;
   });
   return counted;
 }
@@ -93,13 +112,16 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
 
     expect((await store.usage.commit(commit(ids[0]!))).kind).toBe('committed');
     expect(counted.sent).toHaveLength(2);
-    expect(counted.sent[0]).toMatch(/^BEGIN;/);
-    expect(counted.sent[0]).not.toMatch(/COMMIT|pg_notify/);
+    const [first, second] = counted.sent as [string[], string[]];
+    expect(first[0]).toMatch(/^BEGIN;/);
+    expect(first.join('\n')).not.toMatch(/COMMIT|pg_notify/);
+    // One statement writes everything; the COMMIT goes behind it, in the same round trip.
+    expect(second).toHaveLength(2);
     // The notification is a transaction of its own, after the COMMIT, that waits for no WAL flush.
-    expect(counted.sent[1]).toMatch(
-      /;\s*COMMIT;\s*SELECT set_config\('synchronous_commit', 'off', true\);\s*SELECT pg_notify\([^;]*\)$/,
+    expect(second[1]).toMatch(
+      /^COMMIT;\s*SELECT set_config\('synchronous_commit', 'off', true\);\s*SELECT pg_notify\([^;]*\)$/,
     );
-    expect(counted.sent[1]!.match(/COMMIT/g)).toHaveLength(1);
+    expect(second.join('\n').match(/COMMIT/g)).toHaveLength(1);
 
     counted.sent.length = 0;
     const charged = await store.usage.commit(
@@ -114,10 +136,12 @@ describe.skipIf(!(await postgresAvailable()))('PostgreSQL consumption round trip
     counted.sent.length = 0;
     const all = await Promise.all(ids.map((id) => store.usage.commit(commit(id))));
     expect(all.every((o) => o.kind === 'committed')).toBe(true);
-    const batches = counted.sent.filter((q) => q.startsWith('BEGIN')).length;
+    const batches = counted.sent.filter((trip) => trip[0]!.startsWith('BEGIN')).length;
     // Two round trips per group commit, one NOTIFY each, and fewer group commits than consumptions.
     expect(counted.sent).toHaveLength(2 * batches);
-    expect(counted.sent.filter((q) => q.includes('pg_notify'))).toHaveLength(batches);
+    expect(counted.sent.flat().filter((q) => q.includes('pg_notify'))).toHaveLength(batches);
+    // The same three statements before the COMMIT however many consumptions a group commit holds.
+    expect(new Set(counted.sent.flat().filter((q) => !q.includes('pg_notify'))).size).toBe(3);
     expect(batches).toBeLessThan(ids.length);
   });
 

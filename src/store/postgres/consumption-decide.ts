@@ -2,8 +2,8 @@
  * @module A batch of PostgreSQL consumptions decided in memory, on the values its transaction locked
  * and read (consumption.ts), and the statements that write what was decided. Each consumption is
  * decided in order, by the domain's reference semantics (applyConsumption), all-or-nothing by
- * itself, as SQLite's group commit does. Values are written into the statements as literals (the
- * statements go together by the simple query protocol): strings quoted by the driver, numbers checked.
+ * itself, as SQLite's group commit does. What was decided is written by one named statement
+ * (consumption-sql.ts), its values as arrays, a column each.
  */
 import type { AuditEntry } from '../../domain/audit.js';
 import { applyConsumption, type Increment, isRunning, type WindowState } from '../../domain/fair-use.js';
@@ -12,9 +12,9 @@ import { newId } from '../../domain/ids.js';
 import { ledgerDelta, replayOrConflict } from '../../domain/ledger.js';
 import type { Category } from '../../domain/plans.js';
 import { balanceEvents, eventBody, thresholdEvents, type WebhookEvent } from '../../domain/webhooks.js';
-import { AUDIT_COLUMNS, auditValues, LEDGER_COLUMNS, ledgerValues } from '../rows.js';
+import { auditValues, ledgerValues } from '../rows.js';
 import { chargeEntry, type UsageCommit, type UsageOutcome } from '../store.js';
-import { quoteLiteral } from './driver.js';
+import { Columns, type NamedQuery, WRITTEN_WIDTHS, writesOf } from './consumption-sql.js';
 
 export interface Pending {
   c: UsageCommit;
@@ -39,11 +39,11 @@ export type Priors = Map<string, { request_hash: string; response: string }>;
 
 export const priorKey = (accountId: string, key: string) => `${accountId}\0${key}`;
 
-/** The rows (as SQL tuples) that the committed consumptions of a batch add, by table. */
+/** The rows that the committed consumptions of a batch add, by table, a column at a time. */
 interface Inserts {
-  ledger: string[];
-  idempotency: string[];
-  audit: string[];
+  ledger: Columns;
+  idempotency: Columns;
+  audit: Columns;
 }
 
 export interface BatchDecision {
@@ -51,8 +51,8 @@ export interface BatchDecision {
   outcomes: (UsageOutcome | Error)[];
   /** Each account consumed from, as the batch leaves it (its windows of the categories read, in key order). */
   after: Map<string, AccountValues>;
-  /** The statements that write what was decided (COMMIT not included). */
-  writes: string[];
+  /** The statements that write what was decided (COMMIT not included): none, or one (writesOf). */
+  writes: NamedQuery[];
 }
 
 /** Decides `batch` on `values` (the accounts found; an account not there is not found). */
@@ -64,7 +64,12 @@ export function decideBatch(
   // Each account's values as the batch has left them so far.
   const state = new Map<string, AccountValues>();
   for (const [id, v] of values) state.set(id, { ...v });
-  const inserts: Inserts = { ledger: [], idempotency: [], audit: [] };
+  const [, ledger, , idempotency, audit] = WRITTEN_WIDTHS;
+  const inserts: Inserts = {
+    ledger: new Columns(ledger!),
+    idempotency: new Columns(idempotency!),
+    audit: new Columns(audit!),
+  };
   const events: WebhookEvent[] = [];
   const outcomes: (UsageOutcome | Error)[] = [];
   const consumed = new Set<string>();
@@ -88,31 +93,16 @@ function writeStatements(
   after: Map<string, AccountValues>,
   inserts: Inserts,
   events: WebhookEvent[],
-): string[] {
-  // A statement per table, not per consumption: each statement costs PostgreSQL a parse and a plan.
-  const writes: string[] = [];
+): NamedQuery[] {
   // Each account consumed from gets the windows of the categories it read and its balance as the
   // batch left them, whether or not the balance moved: both were read under this transaction's
-  // lock, so rewriting is exact. Only those categories' members are written (`||` replaces them).
-  const accounts = [...after].map(([id, v]) => `(${row([id, storedCategories(v), v.balance])})`);
-  if (accounts.length > 0)
-    writes.push(`UPDATE accounts SET fair_use = accounts.fair_use || v.f::jsonb, token_balance = v.b
-      FROM (VALUES ${accounts.join(', ')}) AS v (id, f, b) WHERE accounts.id = v.id`);
-  if (events.length > 0)
-    writes.push(
-      `INSERT INTO webhook_events (id, type, account_id, body, created_at) VALUES ${events
-        .map((e) => `(${row([e.id, e.type, e.accountId, eventBody(e), e.at])})`)
-        .join(', ')}`,
-    );
-  if (inserts.ledger.length > 0)
-    writes.push(`INSERT INTO token_ledger (${LEDGER_COLUMNS}) VALUES ${inserts.ledger.join(', ')}`);
-  if (inserts.idempotency.length > 0)
-    writes.push(
-      `INSERT INTO usage_idempotency (account_id, idempotency_key, request_hash, response, created_at) VALUES ${inserts.idempotency.join(', ')}`,
-    );
-  if (inserts.audit.length > 0)
-    writes.push(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ${inserts.audit.join(', ')}`);
-  return writes;
+  // lock, so rewriting is exact.
+  const accounts = new Columns(WRITTEN_WIDTHS[0]!);
+  for (const [id, v] of after) accounts.push([id, JSON.stringify(storedCategories(v)), v.balance]);
+  const webhookEvents = new Columns(WRITTEN_WIDTHS[2]!);
+  for (const e of events) webhookEvents.push([e.id, e.type, e.accountId, eventBody(e), e.at]);
+  const writes = writesOf([accounts, inserts.ledger, webhookEvents, inserts.idempotency, inserts.audit]);
+  return writes ? [writes] : [];
 }
 
 /** `accounts.fair_use`'s members for the categories `v` holds (migration 010). */
@@ -163,39 +153,20 @@ function decideOne(
   }
   if (c.charge && balanceAfter !== null) {
     events.push(...balanceEvents(c.accountId, s.balance, balanceAfter, s.lowBalance, stamp));
-    inserts.ledger.push(`(${row(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter))})`);
+    inserts.ledger.push(ledgerValues(chargeEntry(c, c.charge), delta, balanceAfter));
     s.balance = balanceAfter;
   }
   s.windows = applied.states;
   if (c.idempotency) {
     // Kept as text, not JSONB: a replay answers byte for byte what was answered first.
     const text = JSON.stringify(response);
-    inserts.idempotency.push(
-      `(${row([c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now])})`,
-    );
+    inserts.idempotency.push([c.accountId, c.idempotency.key, c.idempotency.requestHash, text, c.now]);
     // A later consumption of the batch with the same key replays this one.
     priors.set(priorKey(c.accountId, c.idempotency.key), {
       request_hash: c.idempotency.requestHash,
       response: text,
     });
   }
-  if (p.audit) inserts.audit.push(`(${row(auditValues(p.audit))})`);
+  if (p.audit) inserts.audit.push(auditValues(p.audit));
   return { kind: 'committed', response };
 }
-
-/** A whole number for a statement: checked, so that nothing but digits is ever written in. */
-function int(n: number): string {
-  if (!Number.isSafeInteger(n)) throw new Error(`not a whole number: ${n}`);
-  return String(n);
-}
-
-/** A value as an SQL literal: strings quoted by the driver's own escaping, whole numbers checked. */
-export function sql(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'number') return int(v);
-  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
-  if (typeof v === 'string') return quoteLiteral(v);
-  return quoteLiteral(JSON.stringify(v));
-}
-
-export const row = (values: readonly unknown[]) => values.map(sql).join(', ');

@@ -1,7 +1,8 @@
 /**
  * @module PostgreSQL's consumptions, in group commits: those that arrive together are decided in one
- * transaction of two round trips and one COMMIT (one WAL flush), however many they are. The first
- * round trip takes the idempotency keys' locks and records, then locks the row of every account of
+ * transaction of two round trips and one COMMIT (one WAL flush), however many they are, by named
+ * statements whose values are arrays (consumption-sql.ts): parsed and planned once per connection.
+ * The first round trip takes the idempotency keys' locks and records, then locks the row of every account of
  * the batch, in one order for every server (so two servers' batches wait for each other, never
  * deadlock), reading with the lock the balance and the windows of the categories the batch consumes
  * from (both on that row: a JSON member per category, migration 010; the others are neither read
@@ -24,15 +25,23 @@ import {
   type Pending,
   type Priors,
   priorKey,
-  sql,
 } from './consumption-decide.js';
-import type { PgTransactions } from './transactions.js';
+import { KEY_LOCKS, LOCKED_READ, PRIORS } from './consumption-sql.js';
+import type { PgClient } from './driver.js';
+import { type PgTransactions, settled } from './transactions.js';
 
 /** Most consumptions decided in one transaction. */
 const MAX_BATCH = 200;
 
 type Row = Record<string, unknown>;
-type Client = { query(text: string): Promise<unknown> };
+
+/**
+ * The batch's named statements (consumption-sql.ts) are planned generically: once per connection,
+ * not again for each batch's arrays. A generic plan guesses ten rows out of an array; against a
+ * small accounts table a sequential scan then looks cheaper than ten lookups by key, and would be
+ * kept for every batch, however large the table grows: off, so each account is found by its key.
+ */
+const BEGIN = 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off';
 
 export class PgGroupCommit implements UsageStore {
   private pending: Pending[] = [];
@@ -110,49 +119,57 @@ function categoriesByAccount(batch: readonly Pending[]): Map<string, Category[]>
   return sorted;
 }
 
-/** The first round trip: locks and reads, answering the accounts found and the keys recorded. */
+/**
+ * The first round trip: BEGIN, the idempotency keys' locks and records, the accounts locked and
+ * read, sent together (the connection pipelines them: each waits for the one before on the server,
+ * not for its answer here). Answers the accounts found and the keys recorded.
+ */
 async function lockedRead(
-  client: Client,
+  client: PgClient,
   batch: readonly Pending[],
   accounts: ReadonlyMap<string, Category[]>,
 ): Promise<{ values: Map<string, AccountValues>; priors: Priors }> {
   // A pair per account and category; an account consuming no window (a charge alone) is locked too.
-  const pairs: string[] = [];
+  const ids: string[] = [];
+  const pairs: (string | null)[] = [];
   for (const [id, categories] of accounts) {
-    if (categories.length === 0) pairs.push(`(${sql(id)}, NULL)`);
-    for (const category of categories) pairs.push(`(${sql(id)}, ${sql(category)})`);
+    if (categories.length === 0) {
+      ids.push(id);
+      pairs.push(null);
+    }
+    for (const category of categories) {
+      ids.push(id);
+      pairs.push(category);
+    }
   }
-  // The idempotency keys' locks, in one order for every server, then the records of those keys.
   const keyed = batch.filter((p) => p.c.idempotency);
-  const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))]
-    .sort()
-    .map((k) => `SELECT pg_advisory_xact_lock(hashtextextended(${sql(k)}, 0))`);
-  const first = [
-    'BEGIN',
-    ...locks,
-    keyed.length === 0
-      ? 'SELECT NULL LIMIT 0'
-      : `SELECT account_id, idempotency_key, request_hash, response FROM usage_idempotency
-          WHERE (account_id, idempotency_key) IN (${keyed
-            .map((p) => `(${sql(p.c.accountId)}, ${sql(p.c.idempotency!.key)})`)
-            .join(', ')})`,
-    // Locking returns each row as last committed (after any wait for another batch's COMMIT): the
-    // windows on it are the latest. Rows are locked in the sort's order (by account).
-    `SELECT a.id, v.c, a.token_balance, a.low_balance, a.fair_use -> v.c AS w
-       FROM accounts a JOIN (VALUES ${pairs.join(', ')}) AS v (id, c) ON a.id = v.id
-       ORDER BY a.id, v.c FOR NO KEY UPDATE OF a`,
-  ];
-  const results = (await client.query(first.join(';\n'))) as unknown as { rows: Row[] }[];
-  const n = results.length;
+  const sent = client.together(() => {
+    const sent: Promise<{ rows: Row[] }>[] = [client.query(BEGIN)];
+    if (keyed.length > 0) {
+      // The idempotency keys' locks, in one order for every server, then the records of those keys.
+      const locks = [...new Set(keyed.map((p) => `usage:${p.c.accountId}:${p.c.idempotency!.key}`))].sort();
+      sent.push(client.query({ ...KEY_LOCKS, values: [locks] }));
+      sent.push(
+        client.query({
+          ...PRIORS,
+          values: [keyed.map((p) => p.c.accountId), keyed.map((p) => p.c.idempotency!.key)],
+        }),
+      );
+    }
+    sent.push(client.query({ ...LOCKED_READ, values: [ids, pairs] }));
+    return sent;
+  });
+  const results = await settled(sent);
   const priors: Priors = new Map();
-  for (const r of results[n - 2]!.rows)
-    priors.set(priorKey(r.account_id as string, r.idempotency_key as string), {
-      request_hash: r.request_hash as string,
-      response: r.response as string,
-    });
+  if (keyed.length > 0)
+    for (const r of results[2]!.rows)
+      priors.set(priorKey(r.account_id as string, r.idempotency_key as string), {
+        request_hash: r.request_hash as string,
+        response: r.response as string,
+      });
   const read = new Map<string, Map<Category, StoredWindow[]>>();
   const values = new Map<string, AccountValues>();
-  for (const r of results[n - 1]!.rows) {
+  for (const r of results.at(-1)!.rows) {
     const id = r.id as string;
     if (!values.has(id))
       values.set(id, {

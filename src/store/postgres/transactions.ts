@@ -11,6 +11,7 @@ import { Rollback } from '../rollback.js';
 import type { LedgerOutcome, UsageOutcome } from '../store.js';
 import type { ChangeFeed, Ticket } from './change-feed.js';
 import { type CommitNotice, commitNotice } from './commit-notice.js';
+import type { NamedQuery } from './consumption-sql.js';
 import {
   guard,
   isUnavailable,
@@ -42,15 +43,16 @@ export class PgTransactions {
 
   /**
    * A transaction in as few round trips as it can (the consumptions'), on `held`'s connection: `fn`
-   * takes the first (BEGIN with its reads, by the simple query protocol) and answers its result,
-   * the statements that write it and what they change; those go in the second, with the COMMIT and
-   * the notification of the change (commit-notice.ts). Rolled back on any throw (the connection let
+   * takes the first (BEGIN with its reads) and answers its result, the statements that write it
+   * and what they change; those go in the second, pipelined with the COMMIT and the notification
+   * of the change (commit-notice.ts). Should a write fail, the COMMIT behind it only ends the
+   * failed transaction (PostgreSQL answers it with a ROLLBACK). Rolled back on any throw (the connection let
    * go if it is broken). Resolves at the commit, with `notified`: resolved once every server with a
    * cache has applied the changes.
    */
   async batched<T>(
     held: HeldConnection,
-    fn: (client: PgClient) => Promise<{ result: T; writes: string[]; changes: Change[] }>,
+    fn: (client: PgClient) => Promise<{ result: T; writes: NamedQuery[]; changes: Change[] }>,
   ): Promise<{ result: T; notified: Promise<void> }> {
     let notice: CommitNotice | undefined;
     const { result, changes } = await this.noted(async () => {
@@ -58,8 +60,18 @@ export class PgTransactions {
       try {
         const decided = await fn(client);
         notice = decided.changes.length > 0 ? commitNotice(this.feed, decided.changes) : undefined;
+        const { writes, commit } = client.together(() => ({
+          writes: decided.writes.map((w) => client.query(w)),
+          commit: client.query(['COMMIT', ...(notice?.statements ?? [])].join(';\n')),
+        }));
+        // A write's failure first: then the COMMIT (answered, or failing with the connection) rolled back.
+        const wrote = await settled(writes).catch((err: unknown) => err as Error);
+        if (wrote instanceof Error) {
+          await commit.catch(() => {});
+          throw wrote;
+        }
         try {
-          await client.query([...decided.writes, 'COMMIT', ...(notice?.statements ?? [])].join(';\n'));
+          await commit;
         } catch (err) {
           // Out of any transaction block, the COMMIT went through and only the notification failed. (A
           // COMMIT here fails only with its connection: no constraint is deferred, nothing serialisable.)
@@ -179,6 +191,17 @@ export class PgTransactions {
       throw err;
     }
   }
+}
+
+/**
+ * The answers of queries sent together (pipelined), in their order; rejects with the first that
+ * failed, once every one has settled (none left unheard).
+ */
+export async function settled<R>(sent: readonly Promise<R>[]): Promise<R[]> {
+  const all = await Promise.allSettled(sent);
+  const failed = all.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return all.map((r) => (r as PromiseFulfilledResult<R>).value);
 }
 
 /** Whether the connection is outside any transaction block: a statement runs (in a failed block it is refused). */
