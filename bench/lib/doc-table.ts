@@ -5,7 +5,7 @@
  */
 import { METERS_COST_ID, METERS_COST_TARGET, METERS_COST_TITLE } from '../scenarios/meters-cost.js';
 import { SCALE_CALLS } from '../scenarios/scale.js';
-import type { Scenario } from '../scenarios/scenario.js';
+import { PEAK_RSS_MIB, type Scenario } from '../scenarios/scenario.js';
 import { type Backend, IDLE } from './args.js';
 import { targetOn } from './goals.js';
 import { IDLE_RSS_MIB } from './idle.js';
@@ -71,6 +71,7 @@ export function targetRows(scenarios: readonly Scenario[], backends: readonly Ba
         backend,
         title: `${call.title}, 1M accounts against 1k \`${call.id}\``,
         rps: call.target,
+        peakRssMib: PEAK_RSS_MIB,
       });
   rows.push({
     id: IDLE,

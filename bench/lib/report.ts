@@ -1,5 +1,6 @@
 /** @module The results: a table for people (ratios against the baseline of the same run), JSON for tools. */
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { PEAK_RSS_MIB } from '../scenarios/scenario.js';
 import { type Backend, type BenchOptions, redactUrl } from './args.js';
 import { acrossBackends, targetCell, targetLine, targetNotices } from './goals.js';
 import type { Ratio, ScenarioResult, SideResult } from './runner.js';
@@ -206,7 +207,7 @@ export function table(
         ratioRow(
           r.ratio,
           `ratio ${countName(r.large.accounts)}/${countName(r.small.accounts)}`,
-          `req/s >= ${r.target.toFixed(2)}x ${r.ratio.rps >= r.target ? 'met' : 'MISSED'}`,
+          `req/s >= ${r.target.toFixed(2)}x ${r.ratio.rps >= r.target ? 'met' : 'MISSED'}; ${scalePeak(r)}`,
         ),
       );
     }
@@ -223,6 +224,13 @@ export function table(
     }
   }
   return lines.join('\n');
+}
+
+/** The memory target, judged on the large database's server (the small one's is shown beside it). */
+function scalePeak(r: ScaleResult): string {
+  const peak = r.b.memory.peakMib;
+  const verdict = peak === null ? 'not measured' : peak <= PEAK_RSS_MIB ? 'met' : 'MISSED';
+  return `peak RSS <= ${PEAK_RSS_MIB} MiB ${verdict}`;
 }
 
 const HEADER = [
