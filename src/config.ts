@@ -139,7 +139,7 @@ const HINTS: Record<keyof Env, string> = {
   TOOLGATE_LOG_FORMAT:
     'must be pretty (readable lines; the default on a terminal outside production) or json (one object per line; the default otherwise)',
   TOOLGATE_SQLITE_WRITER:
-    'must be thread (consumptions written by a thread beside the event loop; the default with two or more cores) or loop (on the event loop)',
+    'must be loop (consumptions written on the event loop; the default) or thread (by a thread beside the event loop)',
   NODE_ENV: 'must be a string',
 };
 
