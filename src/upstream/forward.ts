@@ -112,7 +112,12 @@ export class Upstreams {
     const to = destination(target);
     if (typeof to === 'string') return Promise.resolve(upstreamError(to));
     const agent = this.dispatcher();
-    if (agent instanceof Promise) return agent.then(() => this.send(target, call));
+    if (agent instanceof Promise)
+      return agent.then(
+        () => this.send(target, call),
+        // forward() never rejects: a client that could not be loaded is this call's failure too.
+        () => upstreamError('the HTTP client could not be loaded'),
+      );
     return exchange(
       agent,
       {
