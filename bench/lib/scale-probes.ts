@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { PAGE_CACHE_KIB } from '../../src/store/sqlite/executor.js';
 
 /** /proc/<pid>/io's counters (Linux). */
 export interface Io {
@@ -126,9 +127,8 @@ export function sqliteSizes(file: string, names: readonly string[]): string {
            FROM dbstat WHERE name IN (${names.map(() => '?').join(', ')}) GROUP BY name ORDER BY name`,
       )
       .all(...names) as { name: string; pages: number; depth: number; bytes: number }[];
-    const cache = db.pragma('cache_size', { simple: true }) as number;
-    const cacheText = cache < 0 ? `${(-cache / 1024).toFixed(1)} MiB` : `${cache} pages`;
-    return `${rows.map((r) => `${r.name} ${r.pages.toLocaleString('en-US')} pages (${(r.bytes / 2 ** 20).toFixed(1)} MiB, depth ${r.depth})`).join(', ')}; a connection's default page cache ${cacheText}`;
+    const cache = `${(PAGE_CACHE_KIB / 1024).toFixed(1)} MiB`;
+    return `${rows.map((r) => `${r.name} ${r.pages.toLocaleString('en-US')} pages (${(r.bytes / 2 ** 20).toFixed(1)} MiB, depth ${r.depth})`).join(', ')}; the serving connection's page cache ${cache}`;
   } finally {
     db.close();
   }

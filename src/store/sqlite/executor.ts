@@ -45,6 +45,13 @@ const SYNC_BUSY_MS = 5;
 const WRITER_BUSY_MS = 1;
 /** SQLite's default automatic checkpoint, in WAL pages. */
 const AUTOCHECKPOINT_PAGES = 1000;
+/**
+ * The serving connection's page cache in KiB, not the driver's 16 MiB: the service reads through
+ * its own caches, and what misses here is in the OS's page cache a pread away. Under load the full
+ * 16 MiB was 5-10 MiB of the process's peak (MCP on SQLite 154-156 MiB against 142-146), at no
+ * measurable cost to metered calls on 1M accounts.
+ */
+export const PAGE_CACHE_KIB = 8192;
 const ALL: readonly Change[] = ['all'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -92,6 +99,7 @@ export class SqliteExecutor {
     }
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
     this.db.pragma('foreign_keys = ON');
+    this.db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
     this.dataVersionStatement = this.db.prepare('PRAGMA data_version').pluck();
     if (options.backgroundCheckpoints && this.walSync) {
       const warn = options.warn;
