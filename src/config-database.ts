@@ -10,7 +10,7 @@ export type DatabaseConfig =
  * SQLite's consumptions are written on the event loop unless a thread of their own is asked for:
  * alternated on a quiet machine, charged calls ran at 0.67x the bare forwarder on the loop against
  * 0.55x through the thread (its hand-over costs more CPU than the writes it moves); the thread
- * gained only while other work held the second core (0.67x against 0.55x).
+ * gained only while other work held the second core (0.67x through it against 0.55x on the loop).
  */
 export function withSqliteWriter(
   database: DatabaseConfig,
