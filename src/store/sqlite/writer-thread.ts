@@ -45,9 +45,7 @@ db.pragma('synchronous = NORMAL');
 // foreign keys' lookups (one per row written) would only ever find them.
 db.pragma('foreign_keys = OFF');
 db.pragma('wal_autocheckpoint = ' + workerData.autocheckpoint);
-// A page cache of 4 MiB, not the driver's 16: it only writes, along paths the OS's page cache
-// serves again in a microsecond or two, and a full one was most of the thread's memory.
-db.pragma('cache_size = -4096');
+db.pragma('cache_size = -' + workerData.cacheKib);
 const statements = prepareConsumptionWrites(db, workerData.sql);
 const countCommit = db.prepare(workerData.countSql);
 const begin = db.prepare('BEGIN IMMEDIATE');
